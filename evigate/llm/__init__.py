@@ -1,0 +1,1 @@
+"""Language-model runtime: the embedded llama.cpp engine and model resolution."""

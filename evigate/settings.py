@@ -1,0 +1,158 @@
+"""Settings: embedded defaults, an optional YAML file, then `EVIGATE_*` environment variables (highest wins).
+
+Environment variables address any key by its path joined with a double underscore, e.g.
+``EVIGATE_VERIFIER__LOW_CONFIDENCE_THRESHOLD=0.6`` or ``EVIGATE_MODELS__VERIFIER=openai/gpt-4o-mini``.
+Short aliases exist for the common ones: ``EVIGATE_DATABASE``, ``EVIGATE_MODEL`` (every agent's default model),
+``EVIGATE_LOCALE``, ``EVIGATE_EXECUTOR_MODE``, ``EVIGATE_PROGRAM_DIR``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evigate.errors import ConfigError
+
+DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-0.5b"
+ENV_PREFIX = "EVIGATE_"
+ENV_ALIASES = {
+    "EVIGATE_DATABASE": ("database",),
+    "EVIGATE_MODEL": ("models", "default"),
+    "EVIGATE_LOCALE": ("locale",),
+    "EVIGATE_EXECUTOR_MODE": ("executor", "mode"),
+    "EVIGATE_PROGRAM_DIR": ("program_dir",),
+}
+# Variables under the prefix that belong to other parts of evigate, not to these settings.
+ENV_IGNORED = {"EVIGATE_MODEL_CACHE", "EVIGATE_SETTINGS"}
+
+AgentName = Literal["planner", "executor", "verifier", "composer"]
+AGENTS: tuple[AgentName, ...] = ("planner", "executor", "verifier", "composer")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelSettings(_Section):
+    """Which language model each agent uses: any DSPy/litellm model string, or ``local/<name>`` for llama.cpp."""
+
+    default: str = DEFAULT_LOCAL_MODEL
+    planner: str | None = None
+    executor: str | None = None
+    verifier: str | None = None
+    composer: str | None = None
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=1200, ge=16)
+    api_base: str | None = Field(default=None, description="e.g. a vLLM or Ollama server URL")
+    api_key: str | None = None
+
+    def for_agent(self, agent: AgentName) -> str:
+        return getattr(self, agent) or self.default
+
+
+class ExecutorSettings(_Section):
+    mode: Literal["plan", "react"] = "plan"
+    max_iters: int = Field(default=6, ge=1, le=20)
+    max_evidence_chars: int = Field(default=1500, ge=200, description="per tool output shown to the executor model")
+
+
+class VerifierSettings(_Section):
+    low_confidence_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class GatekeeperSettings(_Section):
+    enabled: bool = True
+    rules_file: str | None = Field(default=None, description="a user's copy of the rule index YAML")
+    overrides: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="rule id -> {enabled, params}; thresholds without editing code"
+    )
+
+
+class ComposerSettings(_Section):
+    enabled: bool = True
+
+
+class TimeoutSettings(_Section):
+    agent_seconds: float = Field(default=300.0, gt=0, description="an agent slower than this degrades the answer")
+
+
+class Settings(_Section):
+    """Everything a DiagnosisProgram needs; every field has an offline-safe default."""
+
+    database: str = "evigate.duckdb"
+    locale: Literal["zh", "en"] = "zh"
+    program_dir: str = "artifacts/program"
+    models: ModelSettings = Field(default_factory=ModelSettings)
+    executor: ExecutorSettings = Field(default_factory=ExecutorSettings)
+    verifier: VerifierSettings = Field(default_factory=VerifierSettings)
+    gatekeeper: GatekeeperSettings = Field(default_factory=GatekeeperSettings)
+    composer: ComposerSettings = Field(default_factory=ComposerSettings)
+    timeouts: TimeoutSettings = Field(default_factory=TimeoutSettings)
+
+
+def load_settings(
+    settings_file: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    **overrides: Any,
+) -> Settings:
+    """Merge defaults ← YAML file ← environment ← keyword overrides (top-level keys) into validated Settings."""
+    environ = os.environ if environ is None else environ
+    settings_file = settings_file or environ.get("EVIGATE_SETTINGS")
+    data: dict[str, Any] = {}
+    source = "defaults"
+    if settings_file:
+        source = str(settings_file)
+        data = _read_yaml(Path(settings_file))
+    for path, value in _env_entries(environ):
+        _set_path(data, path, value)
+    for key, value in overrides.items():
+        if value is not None:
+            data[key] = value
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
+        )
+        raise ConfigError(f"invalid settings ({source} + EVIGATE_* environment): {problems}") from None
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"settings file not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"settings file {path} is not valid YAML: {exc}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"settings file {path} must hold a mapping at the top level")
+    return loaded
+
+
+def _env_entries(environ: Mapping[str, str]) -> list[tuple[tuple[str, ...], Any]]:
+    entries: list[tuple[tuple[str, ...], Any]] = []
+    for name, raw in sorted(environ.items()):
+        if not name.startswith(ENV_PREFIX) or name in ENV_IGNORED:
+            continue
+        path = ENV_ALIASES.get(name) or tuple(part.lower() for part in name[len(ENV_PREFIX) :].split("__"))
+        # YAML scalars give env values their natural types: "0.6" → 0.6, "false" → False.
+        entries.append((path, yaml.safe_load(raw) if raw.strip() else raw))
+    return entries
+
+
+def _set_path(data: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    node = data
+    for key in path[:-1]:
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = node[key] = {}
+        node = child
+    node[path[-1]] = value

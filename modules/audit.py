@@ -1,0 +1,103 @@
+"""What one round leaves in the audit trail: agent_step rows and the §23 verifier_evaluation slot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evigate.modules.calls import AgentCall
+from evigate.signatures import (
+    ComposerInput,
+    ComposerOutput,
+    ExecutorOutputParseStatus,
+    GatekeeperResult,
+    RetryContext,
+    RoundRecord,
+    ToolTraceEntry,
+    VerifierEvaluation,
+    VerifierOutput,
+)
+
+_SNAPSHOT_CHARS = 20_000
+
+
+@dataclass
+class RoundState:
+    """Everything one round produced; code-side facts, never re-derived from model text."""
+
+    round: int
+    parse_status: ExecutorOutputParseStatus
+    gate_result: GatekeeperResult
+    trace_summary: list[ToolTraceEntry]
+    normalized: dict[str, Any] | None
+    decision: Any  # evigate.rules.VerdictDecision
+    verifier_output: VerifierOutput | None
+    retry_context: RetryContext | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def record(self) -> RoundRecord:
+        return RoundRecord(
+            round=self.round,
+            verdict=self.decision.verdict,
+            model_verdict=self.verifier_output.verdict if self.verifier_output else None,
+            groundedness_score=self.decision.groundedness_score,
+            gatekeeper_result=self.gate_result,
+            executor_output_parse_status=self.parse_status,
+            reasons=[*self.decision.reasons, *self.notes],
+            retry_context=self.retry_context,
+        )
+
+
+def verifier_evaluation(
+    state: RoundState,
+    history: list[RoundRecord],
+    *,
+    composer_input: ComposerInput | None = None,
+    composer_output: ComposerOutput | None = None,
+    composer_violations: list[str] | None = None,
+    output_type: str | None = None,
+    degraded_reason: str | None = None,
+) -> VerifierEvaluation:
+    """The §23 slot for the current round, with earlier rounds kept in ``history``."""
+    decision = state.decision
+    effective = getattr(decision, "effective_checks", None) or {}
+    checks = list(state.verifier_output.claim_checks) if state.verifier_output else []
+    checks = [c.model_copy(update={"verification": effective.get(c.claim_id, c.verification)}) for c in checks]
+    return VerifierEvaluation(
+        verdict=decision.verdict,
+        model_verdict=state.verifier_output.verdict if state.verifier_output else None,
+        groundedness_score=decision.groundedness_score,
+        critical_fact_count=decision.critical_fact_count,
+        claim_checks=checks,
+        hypothesis_checks=list(state.verifier_output.hypothesis_checks) if state.verifier_output else [],
+        facts_checked=list(decision.facts_checked),
+        rationale=state.verifier_output.rationale if state.verifier_output else "",
+        reasons=[*decision.reasons, *state.notes],
+        round=state.round,
+        executor_output_parse_status=state.parse_status,
+        executor_structured_output=state.normalized,
+        tool_trace_summary=state.trace_summary,
+        gatekeeper_result=state.gate_result,
+        composer_input=composer_input,
+        composer_output=composer_output,
+        composer_violations=composer_violations or [],
+        output_type=output_type,  # type: ignore[arg-type]
+        degraded_reason=degraded_reason,
+        history=history,
+    )
+
+
+def record_step(store: Any, session_id: str, round_number: int, call: AgentCall, thought: str) -> None:
+    """One agent_step row per agent call: a concise thought, the raw model output snapshot, tokens, latency."""
+    store.record_step(
+        session_id,
+        round_number,
+        call.agent,
+        thought=thought if call.error is None else f"{thought} | {call.error}",
+        model_output=call.raw_text[:_SNAPSHOT_CHARS],
+        prompt_tokens=call.prompt_tokens,
+        completion_tokens=call.completion_tokens,
+        latency_ms=call.latency_ms,
+        status="ok" if call.error is None else "error",
+        error=call.error,
+    )

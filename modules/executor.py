@@ -1,0 +1,115 @@
+"""Executor: collects evidence with the recorded tools and writes executor_evidence_v2 JSON (never prose).
+
+Two modes:
+- ``plan`` (default, for small local models): run the Planner's tool steps as written, then one model call turns the
+  recorded outputs into the V2 JSON;
+- ``react``: ``dspy.ReAct`` over the session's Toolbox; every observation shows the invocation id to cite.
+Either way the stage contract is ``executor(query=, plan=, retry_context=, toolbox=) -> Prediction(raw_output=str)``
+and the raw text is returned unparsed: parsing and judging it is the Gatekeeper's business.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import dspy
+
+from evigate.signatures import Plan, RetryContext, ToolInvocation
+from evigate.signatures.agents import WriteEvidence
+
+
+def step_key(tool: str, args: dict[str, Any]) -> str:
+    """Identity of a tool call, used to avoid repeating finished retrieval in round 2."""
+    shown = {k: v for k, v in sorted(args.items()) if v not in (None, "")}
+    return f"{tool}({json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)})"
+
+
+def format_evidence(invocations: list[ToolInvocation], max_chars: int) -> str:
+    """Render recorded evidence calls as the Executor model sees them: ``[invocation N tool]`` then the output."""
+    blocks = []
+    for inv in invocations:
+        if not inv.is_evidence:
+            continue
+        status = "" if inv.success else " FAILED"
+        body = inv.output_preview if inv.success else (inv.error or inv.output_preview)
+        if len(body) > max_chars:
+            body = body[:max_chars] + " …"
+        args = json.dumps(inv.input, ensure_ascii=False, default=str)
+        blocks.append(f"[invocation {inv.id} {inv.tool_name}{status}] args={args}\n{body}")
+    return "\n\n".join(blocks) if blocks else "(no evidence collected)"
+
+
+def extract_field_json(raw: str, field: str) -> str:
+    """The JSON adapter wraps the V2 object as ``{"<field>": {...}}``; return the inner object's text when so."""
+    try:
+        outer = json.loads(raw)
+    except (TypeError, ValueError):
+        return raw
+    if isinstance(outer, dict) and set(outer) == {field}:
+        inner = outer[field]
+        if isinstance(inner, str):
+            return inner
+        return json.dumps(inner, ensure_ascii=False)
+    return raw
+
+
+class Executor(dspy.Module):
+    """Evidence collector + V2 writer. ``toolbox`` is the session's recorded Toolbox for the current round."""
+
+    def __init__(self, mode: Literal["plan", "react"] = "plan", max_iters: int = 6, max_evidence_chars: int = 1500):
+        super().__init__()
+        self.mode = mode
+        self.max_evidence_chars = max_evidence_chars
+        self.write = dspy.Predict(WriteEvidence)
+        self._toolbox: Any = None
+        self.react = dspy.ReAct(_ReactEvidence, tools=[self._call_tool], max_iters=max_iters) if mode == "react" else None
+
+    def forward(
+        self, query: str, plan: Plan, retry_context: RetryContext | None = None, toolbox: Any = None
+    ) -> dspy.Prediction:
+        if toolbox is None:
+            raise ValueError("the executor needs the session's toolbox")
+        if self.mode == "react" and self.react is not None:
+            self._toolbox = toolbox
+            try:
+                prediction = self.react(query=query, plan=plan, retry_context=retry_context)
+            finally:
+                self._toolbox = None
+            return dspy.Prediction(raw_output=_dump_output(prediction.executor_output), mode="react")
+        self._run_plan(plan, retry_context, toolbox)
+        evidence = format_evidence(toolbox.session_invocations(), self.max_evidence_chars)
+        try:
+            prediction = self.write(query=query, plan=plan, evidence=evidence, retry_context=retry_context)
+        except dspy.utils.exceptions.AdapterParseError as exc:
+            # Keep what the model wrote, verbatim: the Gatekeeper, not the adapter, decides what it is worth.
+            return dspy.Prediction(raw_output=extract_field_json(str(exc.lm_response), "executor_output"), mode="plan")
+        return dspy.Prediction(raw_output=_dump_output(prediction.executor_output), mode="plan")
+
+    def _run_plan(self, plan: Plan, retry_context: RetryContext | None, toolbox: Any) -> None:
+        done = set(retry_context.completed_queries) if retry_context else set()
+        for step in plan.steps:
+            key = step_key(step.tool, step.args)
+            if key in done:
+                continue
+            done.add(key)
+            toolbox.call(step.tool, **step.args)
+
+    def _call_tool(self, tool_name: str, args: dict[str, Any]) -> str:
+        """Call an evidence tool by name with a JSON object of arguments; returns the output headed by its invocation id."""
+        result = self._toolbox.call(tool_name, **(args or {}))
+        status = "" if result.success else " FAILED"
+        body = result.output if result.success else (result.error or result.output)
+        return f"[invocation {result.invocation_id} {tool_name}{status}]\n{body[: self.max_evidence_chars]}"
+
+
+# ReAct gathers the evidence itself, so its signature is the writer's without the pre-collected evidence.
+_ReactEvidence = WriteEvidence.delete("evidence")
+
+
+def _dump_output(value: Any) -> str:
+    if hasattr(value, "model_dump_json"):
+        return value.model_dump_json(exclude_none=False)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)

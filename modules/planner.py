@@ -1,0 +1,158 @@
+"""Planner: picks a skill (runbook) from the world's skills and emits concrete tool steps.
+
+The model proposes; code keeps the plan executable: an unknown skill falls back to the best-matching one, unknown
+tools and arguments are dropped, ``{placeholders}`` are filled from the entities in the query, and in round 2 the
+calls already made are not repeated while each evidence gap gets a targeted lookup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import dspy
+
+from evigate.datasets.world import extract_query_entities, load_skills
+from evigate.modules.executor import step_key
+from evigate.signatures import Plan, PlanStep, RetryContext
+from evigate.signatures.agents import PlanIncident
+from evigate.tools import default_registry
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_MAX_STEPS = 8
+
+
+class Planner(dspy.Module):
+    """``planner(query=, retry_context=) -> Prediction(plan=Plan)``."""
+
+    def __init__(self, skills: Sequence[Any] | None = None, registry: Any = None) -> None:
+        super().__init__()
+        self.skills = list(skills) if skills is not None else load_skills()
+        self.registry = registry if registry is not None else default_registry()
+        self.propose = dspy.Predict(PlanIncident)
+
+    def forward(self, query: str, retry_context: RetryContext | None = None) -> dspy.Prediction:
+        entities = query_entities(query)
+        proposal = self.propose(
+            query=query,
+            entities=entities,
+            skills=self.skill_menu(),
+            tools=self.tool_menu(),
+            retry_context=retry_context,
+        ).plan
+        return dspy.Prediction(plan=self.sanitize(proposal, query, retry_context))
+
+    def fallback(self, query: str, retry_context: RetryContext | None = None) -> Plan:
+        """A plan without any model: best skill by text match, its template steps filled from the query."""
+        skill = best_skill(self.skills, query)
+        plan = Plan(skill=skill.id, rationale="deterministic fallback plan (planner model unavailable)")
+        return self.sanitize(plan, query, retry_context)
+
+    def sanitize(self, proposal: Plan, query: str, retry_context: RetryContext | None) -> Plan:
+        entities = query_entities(query)
+        skills = {skill.id: skill for skill in self.skills}
+        skill = skills.get(proposal.skill) or best_skill(self.skills, query)
+        steps = [step for step in (self._clean_step(s, entities) for s in proposal.steps) if step is not None]
+        if not steps:
+            steps = [s for s in (self._clean_step(t, entities) for t in _template_steps(skill)) if s is not None]
+        if retry_context is not None:
+            steps = self._round_two_steps(steps, retry_context)
+        unique: dict[str, PlanStep] = {}
+        for step in steps:
+            unique.setdefault(step_key(step.tool, step.args), step)
+        return Plan(skill=skill.id, steps=list(unique.values())[:_MAX_STEPS], rationale=proposal.rationale)
+
+    def skill_menu(self) -> str:
+        return "\n".join(f"{skill.id}: {skill.when_to_use or skill.description}" for skill in self.skills)
+
+    def tool_menu(self) -> str:
+        lines = []
+        for name in self.registry.names():
+            tool = self.registry.get(name)
+            fields = ", ".join(tool.Args.model_fields)
+            lines.append(f"{name}({fields}): {tool.description}")
+        return "\n".join(lines)
+
+    def _clean_step(self, step: PlanStep, entities: Mapping[str, list[str]]) -> PlanStep | None:
+        if step.tool not in set(self.registry.names()):
+            return None
+        tool = self.registry.get(step.tool)
+        allowed = set(tool.Args.model_fields)
+        args: dict[str, Any] = {}
+        for key, value in step.args.items():
+            if key not in allowed:
+                continue
+            filled = _fill(value, entities)
+            if filled is not None:
+                args[key] = filled
+        required = {name for name, field in tool.Args.model_fields.items() if field.is_required()}
+        if not required <= set(args):
+            return None
+        return PlanStep(tool=step.tool, args=args, purpose=step.purpose)
+
+    def _round_two_steps(self, steps: list[PlanStep], retry: RetryContext) -> list[PlanStep]:
+        done = set(retry.completed_queries)
+        fresh = [step for step in steps if step_key(step.tool, step.args) not in done]
+        if "lookup_knowledge" in set(self.registry.names()):
+            for gap in retry.missing_evidence_facts[:3]:
+                step = PlanStep(tool="lookup_knowledge", args={"query": gap[:120]}, purpose="补充证据缺口")
+                if step_key(step.tool, step.args) not in done:
+                    fresh.append(step)
+        return fresh
+
+
+def query_entities(query: str) -> dict[str, list[str]]:
+    """Entities of the query as lists (order_id, error_code, service, trace_id …)."""
+    raw = extract_query_entities(query)
+    entities: dict[str, list[str]] = {}
+    for key, value in dict(raw).items():
+        values = value if isinstance(value, list | tuple | set) else [value]
+        entities[key] = [str(v) for v in values if v not in (None, "")]
+    return entities
+
+
+def best_skill(skills: Sequence[Any], query: str) -> Any:
+    """The skill whose text shares most character bigrams (and error codes) with the query."""
+    query_grams = _bigrams(query.lower())
+
+    def score(skill: Any) -> float:
+        text = " ".join(str(getattr(skill, attr, "") or "") for attr in ("id", "name", "description", "when_to_use"))
+        grams = _bigrams(text.lower())
+        codes = set(re.findall(r"[A-Z][A-Z0-9_]{3,}", query)) & set(re.findall(r"[A-Z][A-Z0-9_]{3,}", text))
+        return len(query_grams & grams) / (len(query_grams) or 1) + 2.0 * len(codes)
+
+    return max(skills, key=score)
+
+
+def _template_steps(skill: Any) -> list[PlanStep]:
+    steps = []
+    for step in getattr(skill, "steps", []) or []:
+        if isinstance(step, PlanStep):
+            steps.append(step)
+        else:
+            data = step if isinstance(step, Mapping) else step.model_dump()
+            steps.append(PlanStep(tool=data["tool"], args=dict(data.get("args") or {}), purpose=data.get("purpose", "")))
+    return steps
+
+
+def _fill(value: Any, entities: Mapping[str, list[str]]) -> Any:
+    """Fill ``{placeholder}`` strings from the query's entities; an unfillable placeholder drops the argument."""
+    if not isinstance(value, str) or "{" not in value:
+        return value
+    missing = False
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal missing
+        values = entities.get(match.group(1)) or entities.get(match.group(1) + "s") or []
+        if not values:
+            missing = True
+            return ""
+        return values[0]
+
+    filled = _PLACEHOLDER.sub(replace, value)
+    return None if missing else filled
+
+
+def _bigrams(text: str) -> set[str]:
+    return {text[i : i + 2] for i in range(len(text) - 1) if not text[i : i + 2].isspace()}

@@ -1,0 +1,229 @@
+"""DiagnosisProgram: at most two rounds, routing by the code's verdict, code-assembled final answers.
+
+Routing (V1 + §19.4): PASS → NORMAL; REJECT (any round) → DEGRADED; LOW_CONFID with score ≥ threshold, or after
+round 2 → LOW_CONFID_WITH_DISCLAIMER; LOW_CONFID below threshold in round 1 → round 2 with a retry_context. The
+two-round limit is code, not prompt. Users only ever see text assembled by ``evigate.rules.render_*``: a checked
+Composer output inside fixed templates, or the deterministic renderer — never raw JSON or Executor text.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from evigate.modules.audit import RoundState, verifier_evaluation
+from evigate.modules.calls import call_agent
+from evigate.modules.composer import Composer
+from evigate.modules.executor import Executor, step_key
+from evigate.modules.planner import Planner
+from evigate.modules.rounds import run_round
+from evigate.modules.verifier import Verifier
+from evigate.rules import (
+    OUTPUT_TYPE_OF_VERDICT,
+    Gatekeeper,
+    build_composer_input,
+    build_retry_context,
+    check_composer_output,
+    render_answer,
+    render_parse_failure,
+    score_rule_evaluation,
+)
+from evigate.settings import AGENTS, Settings, load_settings
+from evigate.signatures import ComposerOutput, DiagnosisResult, RoundRecord, VerifierOutput
+from evigate.store import AuditStore
+from evigate.tools import Toolbox, default_registry
+
+MAX_ROUNDS = 2
+MANIFEST = "manifest.json"
+
+
+class DiagnosisProgram(dspy.Module):
+    """The whole pipeline. Agents are injected; any ``dspy.Module`` honouring the stage contracts can stand in."""
+
+    def __init__(self, settings: Settings, store: AuditStore, *, planner: Any, executor: Any, verifier: Any,
+                 composer: Any, gatekeeper: Gatekeeper, registry: Any = None, lms: dict[str, Any] | None = None):
+        super().__init__()
+        self.settings, self.store, self.gatekeeper = settings, store, gatekeeper
+        self.registry = registry if registry is not None else default_registry()
+        self.planner, self.executor, self.verifier, self.composer = planner, executor, verifier, composer
+        self._lms: dict[str, Any] = dict(lms or {})
+        self._fallback_planner: Planner | None = None
+
+    @classmethod
+    def from_settings(cls, settings_file: str | Path | None = None, *, database: str | Path | None = None,
+                      planner: Any = None, executor: Any = None, verifier: Any = None, composer: Any = None,
+                      lms: dict[str, Any] | None = None, registry: Any = None, **overrides: Any) -> DiagnosisProgram:
+        """Build from embedded defaults ← settings YAML ← ``EVIGATE_*`` env ← keyword overrides."""
+        settings = load_settings(settings_file, database=str(database) if database else None, **overrides)
+        store = AuditStore(settings.database)
+        from evigate.datasets.world import ensure_world
+
+        ensure_world(store)
+        registry = registry if registry is not None else default_registry()
+        gk_settings = settings.gatekeeper
+        gatekeeper = Gatekeeper.from_yaml(gk_settings.rules_file) if gk_settings.rules_file else Gatekeeper.default()
+        overrides_map = dict(gk_settings.overrides)
+        if not gk_settings.enabled:
+            overrides_map = {rule_id: {"enabled": False} for rule_id in gatekeeper.verdict_impacts}
+        if overrides_map:
+            gatekeeper = gatekeeper.with_overrides(overrides_map)
+        ex = settings.executor
+        return cls(
+            settings, store, gatekeeper=gatekeeper, registry=registry, lms=lms,
+            planner=planner if planner is not None else Planner(registry=registry),
+            executor=executor if executor is not None else Executor(ex.mode, ex.max_iters, ex.max_evidence_chars),
+            verifier=verifier if verifier is not None else Verifier(),
+            composer=composer if composer is not None else Composer(),
+        )
+
+    # -- collaborators -------------------------------------------------------------------------------------------
+    def lm_for(self, agent: str) -> Any:
+        """The LM an agent runs with: an injected one, else (built-in agents only) the settings' model, made lazily."""
+        if agent in self._lms:
+            return self._lms[agent]
+        builtin = (Planner, Executor, Verifier, Composer)
+        if not isinstance(getattr(self, agent), builtin):
+            return None
+        from evigate.llm import make_lm
+
+        models = self.settings.models
+        self._lms[agent] = make_lm(
+            models.for_agent(agent), temperature=models.temperature, max_tokens=models.max_tokens,
+            api_base=models.api_base, api_key=models.api_key,
+        )
+        return self._lms[agent]
+
+    def toolbox(self, session_id: str, round_number: int) -> Toolbox:
+        return Toolbox(self.store, session_id, round=round_number, registry=self.registry)
+
+    @property
+    def fallback_planner(self) -> Planner:
+        if self._fallback_planner is None:
+            self._fallback_planner = Planner(registry=self.registry)
+        return self._fallback_planner
+
+    # -- the program ---------------------------------------------------------------------------------------------
+    def forward(self, query: str) -> DiagnosisResult:
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query must be a non-empty string")
+        session_id = self.store.start_session(query, settings=self.settings.model_dump(mode="json"))
+        history: list[RoundRecord] = []
+        retry = None
+        state: RoundState | None = None
+        try:
+            for round_number in range(1, MAX_ROUNDS + 1):
+                state = run_round(self, session_id, query, round_number, retry)
+                state.retry_context = retry
+                self._write_evaluation(session_id, state, history)
+                if not self._needs_another_round(state, round_number):
+                    break
+                history.append(state.record())
+                retry = build_retry_context(state.decision, state.normalized, round_number, self._completed(session_id))
+            assert state is not None
+            return self._finish(session_id, query, state, history)
+        except Exception as exc:  # infrastructure failure: record it on the session, then surface it
+            self.store.finish_session(session_id, output_type=None, verdict=None, answer="", rounds=len(history) + 1,
+                                      groundedness_score=None, error=f"{type(exc).__name__}: {exc}", status="failed")
+            raise
+
+    def _needs_another_round(self, state: RoundState, round_number: int) -> bool:
+        decision = state.decision
+        threshold = self.settings.verifier.low_confidence_threshold
+        return round_number < MAX_ROUNDS and decision.verdict == "LOW_CONFID" and decision.groundedness_score < threshold
+
+    def _completed(self, session_id: str) -> list[str]:
+        return [step_key(inv.tool_name, inv.input) for inv in self.store.invocations(session_id) if inv.success]
+
+    def _finish(self, session_id: str, query: str, state: RoundState, history: list[RoundRecord]) -> DiagnosisResult:
+        rule_writer = threading.Thread(target=self._write_rule_evaluation, args=(session_id, state), daemon=True)
+        rule_writer.start()  # V1: the rule score is a second, independent writer of self_evaluation
+        decision, locale = state.decision, self.settings.locale
+        output_type = OUTPUT_TYPE_OF_VERDICT[decision.verdict]
+        composer_input = build_composer_input(query, state.normalized, state.verifier_output or _no_judgement(),
+                                              decision)
+        composer_output: ComposerOutput | None = None
+        violations: list[str] = []
+        degraded_reason = "; ".join(decision.reasons) if decision.verdict == "REJECT" else None
+        if state.parse_status.status != "valid":
+            answer = render_parse_failure(query, state.parse_status, locale=locale)
+        elif decision.verdict == "REJECT" or not self.settings.composer.enabled:
+            answer = render_answer(composer_input, None, locale=locale)
+        else:
+            composer_output, violations = self._compose(session_id, state.round, composer_input)
+            answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
+        self._write_evaluation(session_id, state, history, composer_input=composer_input,
+                               composer_output=composer_output, composer_violations=violations,
+                               output_type=output_type, degraded_reason=degraded_reason)
+        rule_writer.join(timeout=30)
+        self.store.finish_session(session_id, output_type=output_type, verdict=decision.verdict, answer=answer,
+                                  rounds=state.round, groundedness_score=decision.groundedness_score)
+        return DiagnosisResult(session_id=session_id, output_type=output_type, answer=answer, verdict=decision.verdict,
+                               groundedness_score=decision.groundedness_score, rounds=state.round,
+                               degraded_reason=degraded_reason)
+
+    def _compose(self, session_id: str, round_number: int, composer_input: Any) -> tuple[ComposerOutput | None, list[str]]:
+        from evigate.modules.audit import record_step
+
+        call = call_agent(self.composer, "composer", self.lm_for("composer"), self.settings.timeouts.agent_seconds,
+                          composer_input=composer_input)
+        output = getattr(call.prediction, "composer_output", None) if call.ok else None
+        if not isinstance(output, ComposerOutput):
+            violations = [f"composer output unusable: {call.error or type(output).__name__}"]
+            output = None
+        else:
+            violations = check_composer_output(composer_input, output)
+        record_step(self.store, session_id, round_number, call,
+                    "composer output accepted" if not violations else f"replaced by renderer: {violations[:2]}")
+        return output, violations
+
+    def _write_evaluation(self, session_id: str, state: RoundState, history: list[RoundRecord], **final: Any) -> None:
+        evaluation = verifier_evaluation(state, history, **final)
+        self.store.merge_self_evaluation(session_id, "verifier_evaluation", evaluation.model_dump(mode="json"))
+
+    def _write_rule_evaluation(self, session_id: str, state: RoundState) -> None:
+        score = score_rule_evaluation(state.normalized, self.store.invocations(session_id), state.gate_result)
+        self.store.merge_self_evaluation(session_id, "rule_evaluation", score.model_dump(mode="json"))
+
+    # -- persistence ---------------------------------------------------------------------------------------------
+    def save(self, path: str | Path, **_: Any) -> Path:  # type: ignore[override]
+        """Save every agent's compiled state (prompts, demos) as ``<path>/<agent>.json`` plus a manifest."""
+        target = Path(path)
+        target.mkdir(parents=True, exist_ok=True)
+        saved = []
+        for agent in AGENTS:
+            module = getattr(self, agent)
+            if isinstance(module, dspy.Module):
+                module.save(str(target / f"{agent}.json"))
+                saved.append(agent)
+        manifest = {"evigate_program": 1, "agents": saved, "executor_mode": self.settings.executor.mode}
+        (target / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        return target
+
+
+def load_program(path: str | Path | None = None, settings_file: str | Path | None = None,
+                 **kwargs: Any) -> DiagnosisProgram:
+    """A program built from settings whose agents load the compiled state saved under ``path``.
+
+    ``path`` defaults to the settings' ``program_dir``. Agents without a saved file keep their built-in prompts,
+    so a directory holding only an optimized ``verifier.json`` is valid.
+    """
+    program = DiagnosisProgram.from_settings(settings_file, **kwargs)
+    directory = Path(path) if path is not None else Path(program.settings.program_dir)
+    if not directory.is_dir():
+        from evigate.errors import ConfigError
+
+        raise ConfigError(f"no saved program at {directory}")
+    for agent in AGENTS:
+        state_file = directory / f"{agent}.json"
+        module = getattr(program, agent)
+        if state_file.is_file() and isinstance(module, dspy.Module):
+            module.load(str(state_file))
+    return program
+
+
+def _no_judgement() -> VerifierOutput:
+    return VerifierOutput(verdict="LOW_CONFID", rationale="")

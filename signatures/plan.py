@@ -1,0 +1,23 @@
+"""The Planner's plan: a skill (runbook) and concrete tool steps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class PlanStep(BaseModel):
+    """One tool call the Executor should make."""
+
+    tool: str = Field(description="tool name, e.g. query_logs")
+    args: dict[str, Any] = Field(default_factory=dict)
+    purpose: str = ""
+
+
+class Plan(BaseModel):
+    """Skill choice plus ordered tool steps."""
+
+    skill: str = Field(description="id of the chosen skill/runbook")
+    steps: list[PlanStep] = Field(default_factory=list)
+    rationale: str = ""

@@ -1,0 +1,67 @@
+"""Settings: defaults ← YAML ← EVIGATE_* environment ← keyword overrides; bad input names the file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evigate.errors import ConfigError
+from evigate.settings import DEFAULT_LOCAL_MODEL, load_settings
+
+
+def test_embedded_defaults_are_offline() -> None:
+    settings = load_settings(environ={})
+    assert settings.models.for_agent("verifier") == DEFAULT_LOCAL_MODEL
+    assert settings.verifier.low_confidence_threshold == 0.5
+    assert settings.executor.mode == "plan"
+    assert settings.gatekeeper.enabled and settings.composer.enabled
+
+
+def test_yaml_then_env_then_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "evigate.yaml"
+    path.write_text(
+        "database: a.duckdb\nmodels:\n  default: openai/gpt-4o-mini\n  verifier: ollama_chat/qwen2.5\n"
+        "verifier:\n  low_confidence_threshold: 0.4\n",
+        encoding="utf-8",
+    )
+    env = {"EVIGATE_VERIFIER__LOW_CONFIDENCE_THRESHOLD": "0.7", "EVIGATE_COMPOSER__ENABLED": "false",
+           "EVIGATE_DATABASE": "b.duckdb", "PATH": "/bin"}
+    settings = load_settings(path, environ=env, database="c.duckdb")
+    assert settings.database == "c.duckdb"
+    assert settings.verifier.low_confidence_threshold == 0.7
+    assert settings.composer.enabled is False
+    assert settings.models.for_agent("planner") == "openai/gpt-4o-mini"
+    assert settings.models.for_agent("verifier") == "ollama_chat/qwen2.5"
+
+
+def test_model_alias_sets_every_agent() -> None:
+    settings = load_settings(environ={"EVIGATE_MODEL": "openai/my-vllm-model"})
+    assert {settings.models.for_agent(a) for a in ("planner", "executor", "verifier", "composer")} == {
+        "openai/my-vllm-model"
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("verifier:\n  low_confidence_threshhold: 0.4\n", "low_confidence_threshhold"),
+        ("verifier:\n  low_confidence_threshold: 3\n", "low_confidence_threshold"),
+        ("executor:\n  mode: magic\n", "executor.mode"),
+        ("- a\n- b\n", "mapping"),
+        ("a: [unclosed\n", "not valid YAML"),
+    ],
+)
+def test_bad_settings_name_the_file_and_key(tmp_path: Path, text: str, needle: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, environ={})
+    assert needle in str(info.value) and "bad.yaml" in str(info.value)
+
+
+def test_missing_file_and_bad_env_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings(tmp_path / "nope.yaml", environ={})
+    with pytest.raises(ConfigError, match="EVIGATE_"):
+        load_settings(environ={"EVIGATE_VERIFIER__LOW_CONFIDENCE_THRESHOLD": "high"})

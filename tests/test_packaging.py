@@ -1,0 +1,62 @@
+"""The wheel, not just the editable checkout, holds every subpackage and its data files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SUBPACKAGES = [
+    "evigate", "evigate.cli", "evigate.llm", "evigate.signatures", "evigate.modules", "evigate.rules",
+    "evigate.tools", "evigate.store", "evigate.datasets", "evigate.datasets.world", "evigate.optimize",
+]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        check=True, capture_output=True, cwd=out,
+    )
+    return next(out.glob("evigate-*.whl"))
+
+
+def test_wheel_ships_package_data_and_no_top_level_folders(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    top_levels = {name.split("/", 1)[0] for name in names}
+    assert not top_levels & {"modules", "rules", "tools", "store", "signatures", "datasets", "optimize"}
+    assert any(name.startswith("evigate/rules/") and name.endswith(".yaml") for name in names)
+    assert any(name.startswith("evigate/store/") and name.endswith(".sql") for name in names)
+    assert any(name.startswith("evigate/datasets/world/") and name.endswith(".md") for name in names)
+    assert all(f"evigate/{part}/py.typed" in names for part in ("rules", "signatures", "modules"))
+
+
+def test_wheel_installed_in_a_fresh_venv_imports_every_subpackage(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+                   check=True, capture_output=True)
+    # Dependencies come from the test environment as a plain path entry: its editable-install hooks (.pth files)
+    # are not processed there, so only the wheel can provide `evigate`.
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    code = (
+        "import importlib, pathlib, sys\n"
+        f"for name in {SUBPACKAGES!r}:\n"
+        "    module = importlib.import_module(name)\n"
+        f"    assert pathlib.Path(module.__file__).is_relative_to({str(site)!r}), (name, module.__file__)\n"
+        "from evigate.rules import Gatekeeper\n"
+        "assert Gatekeeper.default().verdict_impacts\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("ok")
