@@ -1,0 +1,306 @@
+"""`AuditStore`: the DuckDB audit trail of diagnosis sessions, tool invocations and agent steps.
+
+Threading: one DuckDB connection per store, and every call runs on a fresh cursor of it, so any number of
+threads may share one store. DuckDB lets one *process* write a file at a time, and stores opened on the same
+file inside one process share one database instance — so one store per file per process is all a program
+needs (open it once, pass it around). Other tables (the demo world's ``world_*``) live in the same file and
+are reached through :meth:`AuditStore.cursor`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import duckdb
+from evigate.signatures import SELF_EVALUATION_SLOTS, ToolInvocation
+from evigate.store import sql
+from evigate.store.codec import from_json_text, require_finite, to_json_text
+from evigate.store.connection import normalise_path, open_connection, translate_error
+from evigate.store.execution import run_read, run_write
+from evigate.store.migrate import migrate, require_current
+from evigate.store.preview import make_preview
+from pydantic import BaseModel
+
+from evigate.errors import AuditValueError, InvocationNotFoundError, SessionNotFoundError, StoreError
+
+THOUGHT_CHARS = 1000
+"""``agent_step.thought`` is concise by design (V1 "Observability adjustment"); longer text is cut and marked."""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _none() -> None:
+    return None
+
+
+_SESSION_JSON_COLUMNS = {"settings": _none, "self_evaluation": dict}
+_INVOCATION_JSON_COLUMNS = {"input": dict, "retrieval_details": _none}
+
+
+class AuditStore:
+    """The audit tables of one DuckDB file, created and migrated on open.
+
+    ``path`` may be ``":memory:"`` for a private in-memory database. ``read_only=True`` opens an existing,
+    already migrated file without writing anything (several processes may read one file at once).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = "evigate.duckdb", *, read_only: bool = False) -> None:
+        self._path = normalise_path(path)
+        self._read_only = read_only
+        self._cursor_lock = threading.Lock()
+        # Writers of the same session row would otherwise collide in DuckDB's optimistic concurrency control
+        # and retry; queueing them here is cheaper. Each write is still one atomic SQL statement.
+        self._session_update_lock = threading.Lock()
+        self._closed = False
+        connection = open_connection(self._path, read_only=read_only)
+        try:
+            if read_only:
+                require_current(connection, self._path)
+            else:
+                migrate(connection, self._path)
+        except duckdb.Error as exc:
+            connection.close()
+            raise translate_error(exc, self._path) from exc
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """The database file (absolute), or ``Path(":memory:")``."""
+        return self._path
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened read-only."""
+        return self._read_only
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A fresh cursor on the shared connection, for one thread; close it when done (``with store.cursor()``)."""
+        with self._cursor_lock:
+            if self._closed:
+                raise StoreError(f"audit store {self._path} is closed")
+            return self._connection.cursor()
+
+    def close(self) -> None:
+        """Close the connection (idempotent). Cursors handed out by :meth:`cursor` must be closed by their users."""
+        with self._cursor_lock:
+            if not self._closed:
+                self._closed = True
+                self._connection.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("read-only" if self._read_only else "open")
+        return f"AuditStore({str(self._path)!r}, {state})"
+
+    # -- sessions ----------------------------------------------------------------------------------------
+
+    def start_session(self, query: str, *, session_id: str | None = None, settings: dict | None = None) -> str:
+        """Insert a ``running`` session and return its id (a uuid4 hex unless ``session_id`` is given)."""
+        session_id = uuid.uuid4().hex if session_id is None else session_id
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise AuditValueError(f"session_id must be a non-empty string, got {session_id!r}")
+        settings_json = None if settings is None else to_json_text(settings, "settings")
+        self._write(sql.INSERT_SESSION, [session_id, query, _utc_now(), settings_json], session_id=session_id)
+        return session_id
+
+    def finish_session(
+        self,
+        session_id: str,
+        *,
+        output_type: str | None,
+        verdict: str | None,
+        answer: str,
+        rounds: int,
+        groundedness_score: float | None,
+        error: str | None = None,
+        status: str = "finished",
+    ) -> None:
+        """Record a session's outcome and end time; ``self_evaluation`` is left untouched."""
+        score = None if groundedness_score is None else require_finite(groundedness_score, "groundedness_score")
+        if score is not None and score > 1.0:
+            raise AuditValueError(f"groundedness_score must lie in [0, 1], got {groundedness_score!r}")
+        params = [status, _utc_now(), output_type, verdict, answer, rounds, score, error, session_id]
+        updated = self._write(sql.FINISH_SESSION, params, session_id=session_id, serialise_session_update=True)
+        if updated[0][0] == 0:
+            raise SessionNotFoundError(f"no diagnosis session {session_id!r} in {self._path}")
+
+    def merge_self_evaluation(self, session_id: str, slot: str, value: dict) -> None:
+        """Replace one ``self_evaluation`` slot whole, keeping every other slot, in one atomic SQL statement."""
+        if slot not in SELF_EVALUATION_SLOTS:
+            raise AuditValueError(f"unknown self_evaluation slot {slot!r}; valid slots: {list(SELF_EVALUATION_SLOTS)}")
+        if not isinstance(value, Mapping | BaseModel):
+            raise AuditValueError(f"self_evaluation.{slot} must be a JSON object (dict), got {type(value).__name__}")
+        value_json = to_json_text(value if isinstance(value, BaseModel) else dict(value), f"self_evaluation.{slot}")
+        params = [slot, value_json, session_id]
+        updated = self._write(sql.MERGE_SELF_EVALUATION, params, session_id=session_id, serialise_session_update=True)
+        if updated[0][0] == 0:
+            raise SessionNotFoundError(f"no diagnosis session {session_id!r} in {self._path}")
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        """Every column of one session; ``settings`` and ``self_evaluation`` parsed (``{}`` if no slot is set).
+
+        Timestamps (``created_at``, ``finished_at``) are naive datetimes in UTC.
+        """
+        records = self._read(sql.SELECT_SESSION, [session_id], _SESSION_JSON_COLUMNS)
+        if not records:
+            raise SessionNotFoundError(f"no diagnosis session {session_id!r} in {self._path}")
+        return records[0]
+
+    def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The ``limit`` newest sessions, newest first, without ``self_evaluation``."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise AuditValueError(f"limit must be an int >= 0, got {limit!r}")
+        return self._read(sql.SELECT_SESSIONS, [limit], _SESSION_JSON_COLUMNS)
+
+    # -- tool invocations --------------------------------------------------------------------------------
+
+    def record_invocation(
+        self,
+        session_id: str,
+        round: int,
+        tool_name: str,
+        input: dict,
+        output: str,
+        *,
+        retrieval_details: dict | list | None = None,
+        success: bool = True,
+        error: str | None = None,
+        is_evidence: bool = True,
+        latency_ms: float = 0.0,
+        preview_chars: int = 2000,
+    ) -> ToolInvocation:
+        """Store one tool call (the whole output plus a capped preview) and return it as the Gatekeeper sees it.
+
+        ``started_at`` is taken as now minus ``latency_ms``: the call is recorded right after it returns.
+        """
+        if not isinstance(input, Mapping):
+            raise AuditValueError(f"tool input must be a dict, got {type(input).__name__}")
+        if not isinstance(output, str):
+            raise AuditValueError(f"tool output must be a str, got {type(output).__name__}")
+        latency = require_finite(latency_ms, "latency_ms")
+        preview = make_preview(output, preview_chars)
+        input_json = to_json_text(dict(input), "tool input")
+        details_json = None if retrieval_details is None else to_json_text(retrieval_details, "retrieval_details")
+        started_at = _utc_now() - timedelta(milliseconds=latency)
+        params = [
+            session_id,
+            round,
+            tool_name,
+            input_json,
+            preview,
+            output,
+            details_json,
+            bool(success),
+            error,
+            bool(is_evidence),
+            started_at,
+            latency,
+        ]
+        invocation_id = self._write(sql.INSERT_INVOCATION, params, session_id=session_id)[0][0]
+        return ToolInvocation(
+            id=invocation_id,
+            session_id=session_id,
+            round=round,
+            tool_name=tool_name,
+            input=from_json_text(input_json),
+            output_preview=preview,
+            retrieval_details=from_json_text(details_json),
+            success=bool(success),
+            error=error,
+            is_evidence=bool(is_evidence),
+        )
+
+    def invocations(self, session_id: str, round: int | None = None) -> list[ToolInvocation]:
+        """The session's invocations (of one round if given), oldest first; [] for an unknown session."""
+        if round is None:
+            records = self._read(sql.SELECT_INVOCATIONS, [session_id], _INVOCATION_JSON_COLUMNS)
+        else:
+            records = self._read(sql.SELECT_ROUND_INVOCATIONS, [session_id, round], _INVOCATION_JSON_COLUMNS)
+        return [ToolInvocation(**record) for record in records]
+
+    def invocation_output(self, invocation_id: int) -> str:
+        """The whole output of one invocation (the preview may be truncated)."""
+        records = self._read(sql.SELECT_INVOCATION_OUTPUT, [invocation_id], {})
+        if not records:
+            raise InvocationNotFoundError(f"no tool invocation {invocation_id!r} in {self._path}")
+        return records[0]["output"]
+
+    # -- agent steps -------------------------------------------------------------------------------------
+
+    def record_step(
+        self,
+        session_id: str,
+        round: int,
+        agent: str,
+        *,
+        thought: str,
+        model_output: str,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        latency_ms: float = 0.0,
+        status: str = "ok",
+        error: str | None = None,
+    ) -> int:
+        """Store one agent call; ``thought`` is capped at :data:`THOUGHT_CHARS`, ``model_output`` kept whole."""
+        params = [
+            session_id,
+            round,
+            agent,
+            make_preview(thought, THOUGHT_CHARS),
+            model_output,
+            prompt_tokens,
+            completion_tokens,
+            require_finite(latency_ms, "latency_ms"),
+            status,
+            error,
+            _utc_now(),
+        ]
+        return self._write(sql.INSERT_STEP, params, session_id=session_id)[0][0]
+
+    def steps(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's agent steps as dicts of every column, oldest first."""
+        return self._read(sql.SELECT_STEPS, [session_id], {})
+
+    # -- plumbing ----------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _open_cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        cursor = self.cursor()
+        try:
+            yield cursor
+        finally:
+            cursor.close()
+
+    def _read(self, statement: str, params: Sequence[Any], json_columns: dict) -> list[dict[str, Any]]:
+        return run_read(self._open_cursor, statement, params, json_columns, self._path)
+
+    def _write(
+        self, statement: str, params: Sequence[Any], *, session_id: str, serialise_session_update: bool = False
+    ) -> list[tuple[Any, ...]]:
+        lock = self._session_update_lock if serialise_session_update else None
+        return run_write(
+            self._open_cursor, statement, params, path=self._path, session_id=session_id,
+            read_only=self._read_only, lock=lock,
+        )  # fmt: skip

@@ -1,0 +1,163 @@
+"""self_evaluation slots (V1 "self_evaluation 存储约定"): one atomic statement per write, slot replaced whole,
+every other slot kept — also under many concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from evigate.signatures import SELF_EVALUATION_SLOTS, RuleEvaluation
+from evigate.store import AuditStore
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evigate.errors import AuditValueError, EvigateError
+
+RULE, VERIFIER = SELF_EVALUATION_SLOTS
+
+
+def test_a_slot_is_replaced_whole_and_the_other_slot_is_kept(store: AuditStore) -> None:
+    session_id = store.start_session("q")
+    store.merge_self_evaluation(session_id, RULE, {"evidence_score": 65, "factors": [{"name": "a"}]})
+    store.merge_self_evaluation(
+        session_id, VERIFIER, {"verdict": "LOW_CONFID", "gatekeeper_result": {"status": "fail"}}
+    )
+    store.merge_self_evaluation(session_id, VERIFIER, {"verdict": "PASS", "composer_output": None})
+    assert store.session(session_id)["self_evaluation"] == {
+        RULE: {"evidence_score": 65, "factors": [{"name": "a"}]},
+        VERIFIER: {"verdict": "PASS", "composer_output": None},  # nested key gone, null kept
+    }
+
+
+def test_a_pydantic_contract_is_stored_as_its_json(store: AuditStore) -> None:
+    session_id = store.start_session("q")
+    store.merge_self_evaluation(session_id, RULE, RuleEvaluation(evidence_score=80))
+    assert store.session(session_id)["self_evaluation"][RULE] == {"evidence_score": 80, "source": "rule", "factors": []}
+
+
+@pytest.mark.parametrize("slot", ["evidence_score", "", "Rule_Evaluation", "verifier_evaluation.verdict"])
+def test_an_unknown_slot_is_a_value_error_of_evigate(store: AuditStore, slot: str) -> None:
+    session_id = store.start_session("q")
+    with pytest.raises(AuditValueError, match="unknown self_evaluation slot") as raised:
+        store.merge_self_evaluation(session_id, slot, {"x": 1})
+    assert isinstance(raised.value, ValueError) and isinstance(raised.value, EvigateError)
+    assert store.session(session_id)["self_evaluation"] == {}
+
+
+@pytest.mark.parametrize("value", [["a list"], "text", None, {"score": float("nan")}, {"when": object()}])
+def test_a_value_that_is_not_a_json_object_is_refused(store: AuditStore, value: Any) -> None:
+    session_id = store.start_session("q")
+    store.merge_self_evaluation(session_id, RULE, {"kept": True})
+    with pytest.raises(AuditValueError):
+        store.merge_self_evaluation(session_id, VERIFIER, value)
+    assert store.session(session_id)["self_evaluation"] == {RULE: {"kept": True}}
+
+
+class _RecordingCursor:
+    """Wraps a DuckDB cursor and logs every statement, to see what a store call really sends."""
+
+    def __init__(self, inner: Any, log: list[str]) -> None:
+        self._inner, self._log = inner, log
+
+    def execute(self, statement: str, params: Any = None) -> Any:
+        self._log.append(statement)
+        return self._inner.execute(statement, params)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def test_a_merge_is_one_update_statement_with_no_read_in_python(store: AuditStore, monkeypatch) -> None:
+    session_id = store.start_session("q")
+    statements: list[str] = []
+    real_cursor = store.cursor
+    monkeypatch.setattr(store, "cursor", lambda: _RecordingCursor(real_cursor(), statements))
+    store.merge_self_evaluation(session_id, VERIFIER, {"verdict": "REJECT"})
+    assert len(statements) == 1
+    assert statements[0].lstrip().upper().startswith("UPDATE DIAGNOSIS_SESSION")
+    assert session_id not in statements[0] and "REJECT" not in statements[0]  # values travel as parameters
+
+
+def test_concurrent_writers_of_both_slots_lose_nothing(store: AuditStore) -> None:
+    threads_count, iterations = 8, 200
+    session_id = store.start_session("并发")
+    failures: list[BaseException] = []
+    committed: dict[tuple[int, str], int] = {}  # (thread, slot) -> the last i whose merge has returned
+
+    def check_no_slot_went_back() -> None:
+        # Once thread t's write i to a slot has committed, that slot can never again hold an older write of t:
+        # seeing one means some writer put back a stale copy of a slot it did not own (a lost update).
+        floor = dict(committed)
+        container = store.session(session_id)["self_evaluation"]
+        for slot, value in container.items():
+            assert value["i"] >= floor.get((value["thread"], slot), -1), f"{slot} went back: {value} < {floor}"
+
+    def writer(thread: int) -> None:
+        try:
+            for i in range(iterations):
+                slot = SELF_EVALUATION_SLOTS[i % 2]
+                store.merge_self_evaluation(
+                    session_id, slot, {"thread": thread, "i": i, "note": f"线程 {thread} '{slot}'"}
+                )
+                committed[thread, slot] = i
+                if i % 5 == 0:
+                    check_no_slot_went_back()
+                if i % 50 == 0:  # concurrent inserts that reference the same session row
+                    store.record_invocation(session_id, 1, "query_logs", {"thread": thread}, f"out {i}")
+        except BaseException as exc:
+            failures.append(exc)
+
+    workers = [threading.Thread(target=writer, args=(n,)) for n in range(threads_count)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+    assert failures == []
+    final = store.session(session_id)["self_evaluation"]
+    assert set(final) == set(SELF_EVALUATION_SLOTS)
+    for slot in SELF_EVALUATION_SLOTS:
+        # the globally last write to a slot is some thread's last write to it
+        last_i = iterations - 2 if slot == SELF_EVALUATION_SLOTS[0] else iterations - 1
+        assert final[slot]["i"] == last_i
+    check_no_slot_went_back()
+    assert len(store.invocations(session_id)) == threads_count * (iterations // 50)
+
+
+_SPECIAL_TEXT = st.sampled_from(["'; DROP TABLE diagnosis_session; --", '"', "\\", "\\u0000", "订单 123", "😀", ""])
+_TEXT = st.one_of(st.text(max_size=12), _SPECIAL_TEXT)
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False), _TEXT,
+)  # fmt: skip
+_JSON = st.recursive(
+    _SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4), max_leaves=10
+)
+_SLOT_VALUE = st.dictionaries(_TEXT, _JSON, max_size=5)
+
+
+@pytest.fixture(scope="module")
+def shared_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuditStore]:
+    path: Path = tmp_path_factory.mktemp("hypothesis") / "audit.duckdb"
+    with AuditStore(path) as opened:
+        yield opened
+
+
+@settings(max_examples=60, deadline=None)
+@given(writes=st.lists(st.tuples(st.sampled_from(SELF_EVALUATION_SLOTS), _SLOT_VALUE), max_size=8))
+def test_the_container_equals_the_last_write_per_slot(shared_store: AuditStore, writes: list) -> None:
+    session_id = shared_store.start_session("hypothesis")
+    model: dict[str, dict] = {}
+    for slot, value in writes:
+        shared_store.merge_self_evaluation(session_id, slot, value)
+        model[slot] = value
+    stored = shared_store.session(session_id)["self_evaluation"]
+    assert stored == model
+    # == treats True == 1 == 1.0; the JSON text tells them apart
+    assert json.dumps(stored, sort_keys=True, ensure_ascii=False) == json.dumps(
+        model, sort_keys=True, ensure_ascii=False
+    )
