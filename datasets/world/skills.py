@@ -1,0 +1,137 @@
+"""Skills: runbooks the Planner chooses from, shipped as one YAML file per skill.
+
+A skill's steps are tool-call templates. Argument values may hold placeholders — `{order_id}`, `{error_code}`,
+`{service}`, `{trace_id}`, `{time_window}`, `{metric}`, `{query}` — with an optional default after a bar
+(`{service|pay-gateway}`). `Skill.render(values)` fills them: an argument whose placeholder has no value and no
+default is dropped, and a step whose `requires` names a missing value is skipped, so a rendered plan only
+contains calls the query gives grounds for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from evigate.errors import ConfigError
+from evigate.signatures import PlanStep
+
+PLACEHOLDER = re.compile(r"\{([a-z_]+)(?:\|([^{}]*))?\}")
+KNOWN_PLACEHOLDERS: frozenset[str] = frozenset(
+    {"order_id", "error_code", "service", "trace_id", "time_window", "start", "end", "metric", "query"}
+)
+
+
+class SkillStep(BaseModel):
+    """One templated tool call of a skill."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    purpose: str = ""
+    requires: list[str] = Field(default_factory=list, description="placeholders without which the step is skipped")
+
+
+class Skill(BaseModel):
+    """A runbook: when it applies and which evidence to collect, in order."""
+
+    id: str
+    name: str
+    description: str
+    when_to_use: str
+    steps: list[SkillStep] = Field(min_length=1)
+
+    def placeholders(self) -> set[str]:
+        """Every placeholder name the steps use."""
+        names = set()
+        for step in self.steps:
+            names.update(step.requires)
+            for value in step.args.values():
+                if isinstance(value, str):
+                    names.update(match.group(1) for match in PLACEHOLDER.finditer(value))
+        return names
+
+    def render(self, values: Mapping[str, Any]) -> list[PlanStep]:
+        """Concrete plan steps for these placeholder values (see the module docstring for the rules)."""
+        steps = []
+        for step in self.steps:
+            if any(values.get(name) in (None, "") for name in step.requires):
+                continue
+            args = {}
+            for key, template in step.args.items():
+                filled = _fill(template, values)
+                if filled is not None:
+                    args[key] = filled
+            steps.append(PlanStep(tool=step.tool, args=args, purpose=step.purpose))
+        return steps
+
+
+def _fill(template: Any, values: Mapping[str, Any]) -> Any:
+    if not isinstance(template, str):
+        return template
+    whole = PLACEHOLDER.fullmatch(template)
+    if whole:  # a lone placeholder keeps the value's type (order_id stays an int)
+        value = values.get(whole.group(1))
+        return value if value not in (None, "") else whole.group(2)
+    missing = False
+
+    def substitute(match: re.Match[str]) -> str:
+        nonlocal missing
+        value = values.get(match.group(1))
+        if value in (None, ""):
+            if match.group(2) is None:
+                missing = True
+                return ""
+            return match.group(2)
+        return str(value)
+
+    filled = PLACEHOLDER.sub(substitute, template)
+    return None if missing else filled
+
+
+def template_values(entities: Mapping[str, Any], query: str | None = None) -> dict[str, Any]:
+    """Placeholder values from `extract_query_entities` output: the first entity of each kind."""
+    def first(key: str) -> Any:
+        items = entities.get(key) or []
+        return items[0] if items else None
+
+    window = entities.get("time_window")
+    start, _, end = window.partition("/") if window else (None, "", None)
+    values = {
+        "order_id": first("order_ids"), "error_code": first("error_codes"), "service": first("services"),
+        "trace_id": first("trace_ids"), "metric": first("metrics"), "time_window": window, "start": start,
+        "end": end or None, "query": query,
+    }
+    return {key: value for key, value in values.items() if value not in (None, "")}
+
+
+def _default_skill_dir() -> Path:
+    return Path(str(resources.files("evigate.datasets.world") / "skills"))
+
+
+def load_skills(directory: str | Path | None = None) -> list[Skill]:
+    """Every `*.yaml` skill in `directory` (default: the skills shipped with the demo world), sorted by id.
+
+    Raises ConfigError naming the file for unreadable YAML, an invalid skill, a duplicate id or an unknown
+    placeholder.
+    """
+    folder = Path(directory) if directory is not None else _default_skill_dir()
+    if not folder.is_dir():
+        raise ConfigError(f"skill directory not found: {folder}")
+    skills: dict[str, Skill] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            skill = Skill.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        except (yaml.YAMLError, ValidationError) as exc:
+            raise ConfigError(f"{path}: invalid skill: {exc}") from exc
+        unknown = skill.placeholders() - KNOWN_PLACEHOLDERS
+        if unknown:
+            raise ConfigError(f"{path}: unknown placeholders {sorted(unknown)}; known: {sorted(KNOWN_PLACEHOLDERS)}")
+        if skill.id in skills:
+            raise ConfigError(f"{path}: duplicate skill id {skill.id!r}")
+        skills[skill.id] = skill
+    return [skills[key] for key in sorted(skills)]

@@ -1,0 +1,27 @@
+"""`get_current_datetime`: the data's clock. Auxiliary: it proves no business fact."""
+
+from __future__ import annotations
+
+from evigate.tools.base import Tool, ToolArgs, ToolOutput
+from evigate.tools.source import DataSource
+from evigate.tools.timeparse import format_second
+
+
+class GetCurrentDatetimeArgs(ToolArgs):
+    """No arguments."""
+
+
+class GetCurrentDatetime(Tool):
+    """Current date and time as the data source sees it (the demo world's clock by default)."""
+
+    name = "get_current_datetime"
+    description = (
+        "Current date and time of the data source (local time, UTC+8), to turn 'the last 30 minutes' into a "
+        "window. Auxiliary: not evidence."
+    )
+    is_evidence = False
+    Args = GetCurrentDatetimeArgs
+
+    def run(self, args: GetCurrentDatetimeArgs, world: DataSource) -> ToolOutput:
+        now = world.now()
+        return ToolOutput(text=f"current datetime: {format_second(now)} (UTC+8)", retrieval_details=None)

@@ -1,0 +1,158 @@
+"""`Toolbox`: session-bound, recorded tool calls. Every call becomes one `tool_invocation` row.
+
+Failures are facts too: an unknown tool, arguments the tool's `Args` rejects, or an exception inside a tool are
+recorded with `success=false` and the error, and come back as a failed `ToolResult` — never as an exception
+into the pipeline. Only a broken audit store (it cannot record) raises, as `StoreError` from the store.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from evigate.errors import ToolError
+from evigate.signatures import ToolInvocation
+from evigate.tools.base import Tool, ToolOutput, ToolRegistry, default_registry
+from evigate.tools.source import DataSource
+
+DEFAULT_MAX_OUTPUT_CHARS = 20_000
+DEFAULT_PREVIEW_CHARS = 2_000
+MAX_ERROR_CHARS = 2_000
+
+
+class InvocationRecorder(Protocol):
+    """The part of `evigate.store.AuditStore` the toolbox needs."""
+
+    def cursor(self) -> Any: ...
+
+    def record_invocation(
+        self, session_id: str, round: int, tool_name: str, input: dict[str, Any], output: str, *,
+        retrieval_details: dict[str, Any] | list[Any] | None = None, success: bool = True, error: str | None = None,
+        is_evidence: bool = True, latency_ms: float = 0.0, preview_chars: int = 2000,
+    ) -> ToolInvocation: ...
+
+    def invocations(self, session_id: str, round: int | None = None) -> list[ToolInvocation]: ...
+
+
+class ToolResult(BaseModel):
+    """What the caller of `Toolbox.call` gets back; `invocation_id` is what evidence bindings cite."""
+
+    invocation_id: int
+    tool_name: str
+    output: str
+    success: bool
+    error: str | None = None
+    retrieval_details: dict[str, Any] | list[Any] | None = None
+
+
+def _strict(value: Any, depth: int = 0) -> Any:
+    if depth > 20:  # deeper than any real tool argument; also ends circular structures
+        return repr(value)[:200]
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)  # NaN/Infinity are not JSON
+    if isinstance(value, dict):
+        return {str(key): _strict(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_strict(item, depth + 1) for item in value]
+    return str(value)  # datetimes, paths, models: their text is what the call meant
+
+
+def json_safe(value: Any) -> Any:
+    """A strict-JSON copy of tool arguments or details (non-finite floats, dates and other objects as strings)."""
+    return _strict(value)
+
+
+def validation_message(tool_name: str, error: ValidationError) -> str:
+    """"invalid arguments for query_logs: limit: Input should be less than or equal to 200 (got 5000)"."""
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        got = f" (got {item['input']!r})" if item["type"] != "missing" and "input" in item else ""
+        problems.append(f"{where}: {item['msg']}{got}"[:300])
+    return f"invalid arguments for {tool_name}: " + "; ".join(problems)
+
+
+def cap_output(text: str, limit: int) -> str:
+    """Text within `limit` characters, marking how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… [truncated {len(text) - limit} chars]"
+
+
+class Toolbox:
+    """Tools bound to one session and round of an audit store; `call` runs and records."""
+
+    def __init__(
+        self,
+        store: InvocationRecorder,
+        session_id: str,
+        round: int = 1,
+        registry: ToolRegistry | None = None,
+        *,
+        source: DataSource | None = None,
+        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        preview_chars: int = DEFAULT_PREVIEW_CHARS,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.round = round
+        self.registry = registry if registry is not None else default_registry()
+        self.source = source if source is not None else DataSource(store)
+        self.max_output_chars = max_output_chars
+        self.preview_chars = preview_chars
+
+    def call(self, name: str, /, **args: Any) -> ToolResult:
+        """Run tool `name` with `args` and record the invocation, whatever happens."""
+        started = time.perf_counter()
+        tool, output, error = self._execute(name, args)
+        latency_ms = (time.perf_counter() - started) * 1000
+        success = error is None and output is not None
+        if error is not None and len(error) > MAX_ERROR_CHARS:
+            error = error[:MAX_ERROR_CHARS] + "…"
+        text = cap_output(output.text, self.max_output_chars) if success and output else f"ERROR: {error}"
+        details = output.retrieval_details if success and output else None
+        record = self.store.record_invocation(
+            self.session_id, self.round, str(name), json_safe(args), text,
+            retrieval_details=json_safe(details) if details is not None else None, success=success, error=error,
+            is_evidence=tool.is_evidence if tool is not None else True, latency_ms=latency_ms,
+            preview_chars=self.preview_chars,
+        )
+        return ToolResult(invocation_id=record.id, tool_name=str(name), output=text, success=success, error=error,
+                          retrieval_details=details)
+
+    def _execute(self, name: str, args: dict[str, Any]) -> tuple[Tool | None, ToolOutput | None, str | None]:
+        """(tool, output, error): exactly one of output and error is set."""
+        try:
+            tool = self.registry.get(name)
+            parsed = tool.Args.model_validate(args)
+        except ToolError as exc:
+            return None, None, str(exc)
+        except ValidationError as exc:
+            return tool, None, validation_message(name, exc)
+        try:
+            output = tool.run(parsed, self.source)
+        except ToolError as exc:
+            return tool, None, str(exc)
+        except Exception as exc:  # a tool's own bug or a query failure: recorded, never raised into the pipeline
+            return tool, None, f"{name} failed: {type(exc).__name__}: {exc}"
+        if not isinstance(output, ToolOutput):
+            return tool, None, f"tool {name!r} returned {type(output).__name__}, expected ToolOutput"
+        return tool, output, None
+
+    def for_round(self, round: int) -> Toolbox:
+        """The same tools, session and data source, recording under another round."""
+        return Toolbox(self.store, self.session_id, round, self.registry, source=self.source,
+                       max_output_chars=self.max_output_chars, preview_chars=self.preview_chars)
+
+    def invocations(self, round: int | None = None) -> list[ToolInvocation]:
+        """Recorded invocations of this session (all rounds unless one is given)."""
+        return self.store.invocations(self.session_id, round)
+
+    def specs(self) -> list[dict[str, Any]]:
+        """Tool specs for prompts."""
+        return self.registry.specs()
