@@ -7,4 +7,12 @@ from evigate.modules.program import DiagnosisProgram, load_program
 from evigate.modules.trace_summary import build_tool_trace_summary
 from evigate.modules.verifier import Verifier
 
-__all__ = ["Composer", "DiagnosisProgram", "Executor", "Planner", "Verifier", "build_tool_trace_summary", "load_program"]
+__all__ = [
+    "Composer",
+    "DiagnosisProgram",
+    "Executor",
+    "Planner",
+    "Verifier",
+    "build_tool_trace_summary",
+    "load_program",
+]

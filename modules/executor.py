@@ -63,7 +63,9 @@ class Executor(dspy.Module):
         self.max_evidence_chars = max_evidence_chars
         self.write = dspy.Predict(WriteEvidence)
         self._toolbox: Any = None
-        self.react = dspy.ReAct(_ReactEvidence, tools=[self._call_tool], max_iters=max_iters) if mode == "react" else None
+        self.react = (
+            dspy.ReAct(_ReactEvidence, tools=[self._call_tool], max_iters=max_iters) if mode == "react" else None
+        )
 
     def forward(
         self, query: str, plan: Plan, retry_context: RetryContext | None = None, toolbox: Any = None
@@ -96,7 +98,7 @@ class Executor(dspy.Module):
             toolbox.call(step.tool, **step.args)
 
     def _call_tool(self, tool_name: str, args: dict[str, Any]) -> str:
-        """Call an evidence tool by name with a JSON object of arguments; returns the output headed by its invocation id."""
+        """Call an evidence tool by name with a JSON object of arguments; output is headed by its invocation id."""
         result = self._toolbox.call(tool_name, **(args or {}))
         status = "" if result.success else " FAILED"
         body = result.output if result.success else (result.error or result.output)

@@ -13,13 +13,13 @@ from typing import Any
 
 import dspy
 
-from evigate.datasets.world import extract_query_entities, load_skills
+from evigate.datasets.world import extract_query_entities, load_skills, template_values
+from evigate.datasets.world.skills import PLACEHOLDER
 from evigate.modules.executor import step_key
 from evigate.signatures import Plan, PlanStep, RetryContext
 from evigate.signatures.agents import PlanIncident
 from evigate.tools import default_registry
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _MAX_STEPS = 8
 
 
@@ -50,12 +50,12 @@ class Planner(dspy.Module):
         return self.sanitize(plan, query, retry_context)
 
     def sanitize(self, proposal: Plan, query: str, retry_context: RetryContext | None) -> Plan:
-        entities = query_entities(query)
+        values = template_values(extract_query_entities(query), query)
         skills = {skill.id: skill for skill in self.skills}
         skill = skills.get(proposal.skill) or best_skill(self.skills, query)
-        steps = [step for step in (self._clean_step(s, entities) for s in proposal.steps) if step is not None]
+        steps = [step for step in (self._clean_step(s, values) for s in proposal.steps) if step is not None]
         if not steps:
-            steps = [s for s in (self._clean_step(t, entities) for t in _template_steps(skill)) if s is not None]
+            steps = [s for s in (self._clean_step(t, values) for t in skill.render(values)) if s is not None]
         if retry_context is not None:
             steps = self._round_two_steps(steps, retry_context)
         unique: dict[str, PlanStep] = {}
@@ -74,7 +74,7 @@ class Planner(dspy.Module):
             lines.append(f"{name}({fields}): {tool.description}")
         return "\n".join(lines)
 
-    def _clean_step(self, step: PlanStep, entities: Mapping[str, list[str]]) -> PlanStep | None:
+    def _clean_step(self, step: PlanStep, values: Mapping[str, Any]) -> PlanStep | None:
         if step.tool not in set(self.registry.names()):
             return None
         tool = self.registry.get(step.tool)
@@ -83,7 +83,7 @@ class Planner(dspy.Module):
         for key, value in step.args.items():
             if key not in allowed:
                 continue
-            filled = _fill(value, entities)
+            filled = _fill(value, values)
             if filled is not None:
                 args[key] = filled
         required = {name for name, field in tool.Args.model_fields.items() if field.is_required()}
@@ -103,12 +103,13 @@ class Planner(dspy.Module):
 
 
 def query_entities(query: str) -> dict[str, list[str]]:
-    """Entities of the query as lists (order_id, error_code, service, trace_id …)."""
-    raw = extract_query_entities(query)
+    """The query's non-empty entity lists (order_ids, error_codes, services, trace_ids …) as strings."""
     entities: dict[str, list[str]] = {}
-    for key, value in dict(raw).items():
+    for key, value in extract_query_entities(query).items():
         values = value if isinstance(value, list | tuple | set) else [value]
-        entities[key] = [str(v) for v in values if v not in (None, "")]
+        kept = [str(v) for v in values if v not in (None, "")]
+        if kept:
+            entities[key] = kept
     return entities
 
 
@@ -125,32 +126,25 @@ def best_skill(skills: Sequence[Any], query: str) -> Any:
     return max(skills, key=score)
 
 
-def _template_steps(skill: Any) -> list[PlanStep]:
-    steps = []
-    for step in getattr(skill, "steps", []) or []:
-        if isinstance(step, PlanStep):
-            steps.append(step)
-        else:
-            data = step if isinstance(step, Mapping) else step.model_dump()
-            steps.append(PlanStep(tool=data["tool"], args=dict(data.get("args") or {}), purpose=data.get("purpose", "")))
-    return steps
-
-
-def _fill(value: Any, entities: Mapping[str, list[str]]) -> Any:
-    """Fill ``{placeholder}`` strings from the query's entities; an unfillable placeholder drops the argument."""
+def _fill(value: Any, values: Mapping[str, Any]) -> Any:
+    """Fill ``{placeholder}`` / ``{placeholder|default}`` from the query; an unfillable one drops the argument."""
     if not isinstance(value, str) or "{" not in value:
         return value
+    whole = PLACEHOLDER.fullmatch(value)
+    if whole:  # a lone placeholder keeps the value's type
+        found = values.get(whole.group(1))
+        return found if found not in (None, "") else whole.group(2)
     missing = False
 
     def replace(match: re.Match[str]) -> str:
         nonlocal missing
-        values = entities.get(match.group(1)) or entities.get(match.group(1) + "s") or []
-        if not values:
-            missing = True
-            return ""
-        return values[0]
+        found = values.get(match.group(1))
+        if found in (None, ""):
+            missing = missing or match.group(2) is None
+            return match.group(2) or ""
+        return str(found)
 
-    filled = _PLACEHOLDER.sub(replace, value)
+    filled = PLACEHOLDER.sub(replace, value)
     return None if missing else filled
 
 

@@ -44,8 +44,19 @@ MANIFEST = "manifest.json"
 class DiagnosisProgram(dspy.Module):
     """The whole pipeline. Agents are injected; any ``dspy.Module`` honouring the stage contracts can stand in."""
 
-    def __init__(self, settings: Settings, store: AuditStore, *, planner: Any, executor: Any, verifier: Any,
-                 composer: Any, gatekeeper: Gatekeeper, registry: Any = None, lms: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        store: AuditStore,
+        *,
+        planner: Any,
+        executor: Any,
+        verifier: Any,
+        composer: Any,
+        gatekeeper: Gatekeeper,
+        registry: Any = None,
+        lms: dict[str, Any] | None = None,
+    ):
         super().__init__()
         self.settings, self.store, self.gatekeeper = settings, store, gatekeeper
         self.registry = registry if registry is not None else default_registry()
@@ -54,9 +65,19 @@ class DiagnosisProgram(dspy.Module):
         self._fallback_planner: Planner | None = None
 
     @classmethod
-    def from_settings(cls, settings_file: str | Path | None = None, *, database: str | Path | None = None,
-                      planner: Any = None, executor: Any = None, verifier: Any = None, composer: Any = None,
-                      lms: dict[str, Any] | None = None, registry: Any = None, **overrides: Any) -> DiagnosisProgram:
+    def from_settings(
+        cls,
+        settings_file: str | Path | None = None,
+        *,
+        database: str | Path | None = None,
+        planner: Any = None,
+        executor: Any = None,
+        verifier: Any = None,
+        composer: Any = None,
+        lms: dict[str, Any] | None = None,
+        registry: Any = None,
+        **overrides: Any,
+    ) -> DiagnosisProgram:
         """Build from embedded defaults ← settings YAML ← ``EVIGATE_*`` env ← keyword overrides."""
         settings = load_settings(settings_file, database=str(database) if database else None, **overrides)
         store = AuditStore(settings.database)
@@ -73,7 +94,11 @@ class DiagnosisProgram(dspy.Module):
             gatekeeper = gatekeeper.with_overrides(overrides_map)
         ex = settings.executor
         return cls(
-            settings, store, gatekeeper=gatekeeper, registry=registry, lms=lms,
+            settings,
+            store,
+            gatekeeper=gatekeeper,
+            registry=registry,
+            lms=lms,
             planner=planner if planner is not None else Planner(registry=registry),
             executor=executor if executor is not None else Executor(ex.mode, ex.max_iters, ex.max_evidence_chars),
             verifier=verifier if verifier is not None else Verifier(),
@@ -92,8 +117,11 @@ class DiagnosisProgram(dspy.Module):
 
         models = self.settings.models
         self._lms[agent] = make_lm(
-            models.for_agent(agent), temperature=models.temperature, max_tokens=models.max_tokens,
-            api_base=models.api_base, api_key=models.api_key,
+            models.for_agent(agent),
+            temperature=models.temperature,
+            max_tokens=models.max_tokens,
+            api_base=models.api_base,
+            api_key=models.api_key,
         )
         return self._lms[agent]
 
@@ -126,14 +154,24 @@ class DiagnosisProgram(dspy.Module):
             assert state is not None
             return self._finish(session_id, query, state, history)
         except Exception as exc:  # infrastructure failure: record it on the session, then surface it
-            self.store.finish_session(session_id, output_type=None, verdict=None, answer="", rounds=len(history) + 1,
-                                      groundedness_score=None, error=f"{type(exc).__name__}: {exc}", status="failed")
+            self.store.finish_session(
+                session_id,
+                output_type=None,
+                verdict=None,
+                answer="",
+                rounds=len(history) + 1,
+                groundedness_score=None,
+                error=f"{type(exc).__name__}: {exc}",
+                status="failed",
+            )
             raise
 
     def _needs_another_round(self, state: RoundState, round_number: int) -> bool:
         decision = state.decision
         threshold = self.settings.verifier.low_confidence_threshold
-        return round_number < MAX_ROUNDS and decision.verdict == "LOW_CONFID" and decision.groundedness_score < threshold
+        return (
+            round_number < MAX_ROUNDS and decision.verdict == "LOW_CONFID" and decision.groundedness_score < threshold
+        )
 
     def _completed(self, session_id: str) -> list[str]:
         return [step_key(inv.tool_name, inv.input) for inv in self.store.invocations(session_id) if inv.success]
@@ -143,8 +181,9 @@ class DiagnosisProgram(dspy.Module):
         rule_writer.start()  # V1: the rule score is a second, independent writer of self_evaluation
         decision, locale = state.decision, self.settings.locale
         output_type = OUTPUT_TYPE_OF_VERDICT[decision.verdict]
-        composer_input = build_composer_input(query, state.normalized, state.verifier_output or _no_judgement(),
-                                              decision)
+        composer_input = build_composer_input(
+            query, state.normalized, state.verifier_output or _no_judgement(), decision
+        )
         composer_output: ComposerOutput | None = None
         violations: list[str] = []
         degraded_reason = "; ".join(decision.reasons) if decision.verdict == "REJECT" else None
@@ -155,29 +194,60 @@ class DiagnosisProgram(dspy.Module):
         else:
             composer_output, violations = self._compose(session_id, state.round, composer_input)
             answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
-        self._write_evaluation(session_id, state, history, composer_input=composer_input,
-                               composer_output=composer_output, composer_violations=violations,
-                               output_type=output_type, degraded_reason=degraded_reason)
+        self._write_evaluation(
+            session_id,
+            state,
+            history,
+            composer_input=composer_input,
+            composer_output=composer_output,
+            composer_violations=violations,
+            output_type=output_type,
+            degraded_reason=degraded_reason,
+        )
         rule_writer.join(timeout=30)
-        self.store.finish_session(session_id, output_type=output_type, verdict=decision.verdict, answer=answer,
-                                  rounds=state.round, groundedness_score=decision.groundedness_score)
-        return DiagnosisResult(session_id=session_id, output_type=output_type, answer=answer, verdict=decision.verdict,
-                               groundedness_score=decision.groundedness_score, rounds=state.round,
-                               degraded_reason=degraded_reason)
+        self.store.finish_session(
+            session_id,
+            output_type=output_type,
+            verdict=decision.verdict,
+            answer=answer,
+            rounds=state.round,
+            groundedness_score=decision.groundedness_score,
+        )
+        return DiagnosisResult(
+            session_id=session_id,
+            output_type=output_type,
+            answer=answer,
+            verdict=decision.verdict,
+            groundedness_score=decision.groundedness_score,
+            rounds=state.round,
+            degraded_reason=degraded_reason,
+        )
 
-    def _compose(self, session_id: str, round_number: int, composer_input: Any) -> tuple[ComposerOutput | None, list[str]]:
+    def _compose(
+        self, session_id: str, round_number: int, composer_input: Any
+    ) -> tuple[ComposerOutput | None, list[str]]:
         from evigate.modules.audit import record_step
 
-        call = call_agent(self.composer, "composer", self.lm_for("composer"), self.settings.timeouts.agent_seconds,
-                          composer_input=composer_input)
+        call = call_agent(
+            self.composer,
+            "composer",
+            self.lm_for("composer"),
+            self.settings.timeouts.agent_seconds,
+            composer_input=composer_input,
+        )
         output = getattr(call.prediction, "composer_output", None) if call.ok else None
         if not isinstance(output, ComposerOutput):
             violations = [f"composer output unusable: {call.error or type(output).__name__}"]
             output = None
         else:
             violations = check_composer_output(composer_input, output)
-        record_step(self.store, session_id, round_number, call,
-                    "composer output accepted" if not violations else f"replaced by renderer: {violations[:2]}")
+        record_step(
+            self.store,
+            session_id,
+            round_number,
+            call,
+            "composer output accepted" if not violations else f"replaced by renderer: {violations[:2]}",
+        )
         return output, violations
 
     def _write_evaluation(self, session_id: str, state: RoundState, history: list[RoundRecord], **final: Any) -> None:
@@ -204,8 +274,9 @@ class DiagnosisProgram(dspy.Module):
         return target
 
 
-def load_program(path: str | Path | None = None, settings_file: str | Path | None = None,
-                 **kwargs: Any) -> DiagnosisProgram:
+def load_program(
+    path: str | Path | None = None, settings_file: str | Path | None = None, **kwargs: Any
+) -> DiagnosisProgram:
     """A program built from settings whose agents load the compiled state saved under ``path``.
 
     ``path`` defaults to the settings' ``program_dir``. Agents without a saved file keep their built-in prompts,

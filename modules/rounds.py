@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from evigate.modules.audit import RoundState, record_step
@@ -23,8 +22,14 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
     plan = _plan(program, session_id, query, round_number, retry, notes)
 
     call = call_agent(
-        program.executor, "executor", program.lm_for("executor"), timeout,
-        query=query, plan=plan, retry_context=retry, toolbox=toolbox,
+        program.executor,
+        "executor",
+        program.lm_for("executor"),
+        timeout,
+        query=query,
+        plan=plan,
+        retry_context=retry,
+        toolbox=toolbox,
     )
     raw_output = str(getattr(call.prediction, "raw_output", "") or "") if call.ok else ""
     if not call.ok:
@@ -50,7 +55,9 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
             gatekeeper_result=gate.result,
             retry_context=retry,
         )
-        call = call_agent(program.verifier, "verifier", program.lm_for("verifier"), timeout, verifier_input=verifier_input)
+        call = call_agent(
+            program.verifier, "verifier", program.lm_for("verifier"), timeout, verifier_input=verifier_input
+        )
         candidate = getattr(call.prediction, "verifier_output", None) if call.ok else None
         if isinstance(candidate, VerifierOutput):
             verifier_output = candidate
@@ -74,7 +81,9 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
     )
     if decision.verdict == "PASS" and any(note.startswith("planner") for note in notes):
         # A diagnosis whose plan no model produced is never presented as fully confirmed.
-        decision = replace(decision, verdict="LOW_CONFID", reasons=[*decision.reasons, "planner failed: PASS withheld"])
+        decision = decision.model_copy(
+            update={"verdict": "LOW_CONFID", "reasons": [*decision.reasons, "planner failed: PASS withheld"]}
+        )
     return RoundState(
         round=round_number,
         parse_status=parsed.parse_status,
@@ -87,11 +96,16 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
     )
 
 
-def _plan(program: Any, session_id: str, query: str, round_number: int, retry: RetryContext | None,
-          notes: list[str]) -> Plan:
+def _plan(
+    program: Any, session_id: str, query: str, round_number: int, retry: RetryContext | None, notes: list[str]
+) -> Plan:
     call = call_agent(
-        program.planner, "planner", program.lm_for("planner"), program.settings.timeouts.agent_seconds,
-        query=query, retry_context=retry,
+        program.planner,
+        "planner",
+        program.lm_for("planner"),
+        program.settings.timeouts.agent_seconds,
+        query=query,
+        retry_context=retry,
     )
     plan = getattr(call.prediction, "plan", None) if call.ok else None
     fallback = program.planner if isinstance(program.planner, Planner) else program.fallback_planner

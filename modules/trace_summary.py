@@ -22,7 +22,9 @@ from evigate.signatures import RetryContext, ToolInvocation, ToolTraceEntry
 # Arguments that change how much is returned, not what is asked: calls differing only here are "repeats".
 _NON_TOPIC_ARGS = frozenset({"limit", "top_k", "start", "end", "time_window"})
 _EMPTY_OUTPUT = re.compile(r"^\s*(no rows|no results|no matching|未找到|无结果|0 rows)", re.IGNORECASE)
-_INFORMATIVE_LINE = re.compile(r"ERR_|ERROR|WARN|timeout|超时|失败|\d+(\.\d+)?\s*(ms|s|%|秒)|HTTP\s*\d{3}", re.IGNORECASE)
+_INFORMATIVE_LINE = re.compile(
+    r"ERR_|ERROR|WARN|timeout|超时|失败|\d+(\.\d+)?\s*(ms|s|%|秒)|HTTP\s*\d{3}", re.IGNORECASE
+)
 _SENTENCE_CHARS = 180
 
 
@@ -48,7 +50,9 @@ def build_tool_trace_summary(
 
 def summarize_input(invocation: ToolInvocation) -> str:
     """`query_logs(order_id=123, error_code=ERR_TIMEOUT)` — a compact, stable rendering of the call."""
-    args = ", ".join(f"{key}={_short(value, 60)}" for key, value in sorted(invocation.input.items()) if value not in (None, ""))
+    args = ", ".join(
+        f"{key}={_short(value, 60)}" for key, value in sorted(invocation.input.items()) if value not in (None, "")
+    )
     return f"{invocation.tool_name}({args})"
 
 
@@ -93,7 +97,9 @@ def _fold(members: list[ToolInvocation], index: int) -> ToolTraceEntry:
         source_invocation_ids=[m.id for m in members],
         query_samples=_unique(summarize_input(m) for m in members)[:3],
         retrieval_layers=_unique(v for d in details for v in _retrieval_values(d, ("retrieval_layers", "layer")))[:5],
-        relevance_levels=_unique(v for d in details for v in _retrieval_values(d, ("relevance_levels", "relevance")))[:5],
+        relevance_levels=_unique(v for d in details for v in _retrieval_values(d, ("relevance_levels", "relevance")))[
+            :5
+        ],
         source_documents=_unique(
             v for d in details for v in _retrieval_values(d, ("source_documents", "document", "path", "source"))
         )[:5],
@@ -116,7 +122,9 @@ def _priority(entry: ToolTraceEntry, executor_output: Mapping[str, Any] | None, 
         return 0 if ids & root else 1
     if ids & fix:
         return 2
-    if retry and any(_overlaps(gap, entry.output_summary + entry.input_summary) for gap in retry.missing_evidence_facts):
+    if retry and any(
+        _overlaps(gap, entry.output_summary + entry.input_summary) for gap in retry.missing_evidence_facts
+    ):
         return 3
     return 4
 

@@ -1,0 +1,227 @@
+"""Every routing path of the program, driven by scripted agents on the real demo world and audit store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evigate.modules.program import DiagnosisProgram
+from evigate.signatures import ComposerOutput
+from evigate.store import AuditStore
+from tests.modules.scripted import (
+    ScriptedComposer,
+    ScriptedExecutor,
+    ScriptedPlanner,
+    ScriptedVerifier,
+    claim,
+    v2,
+)
+
+QUERY = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
+TIMEOUT_LINE = "ERR_TIMEOUT upstream unionpay timeout after 5300ms (timeout=3000ms)"
+
+
+def error_line(result: Any) -> str:
+    return next(line for line in result.output.splitlines() if TIMEOUT_LINE in line)
+
+
+def good_claims(results: list[Any], _round: int) -> str:
+    order, logs = results
+    return v2(
+        claim("claim-1", order),
+        claim("claim-2", logs, excerpt=error_line(logs), text=f"pay-gateway 日志显示 {TIMEOUT_LINE}"),
+        missing=["缺少 unionpay 通道侧的耗时数据"],
+        actions=[{"action_text": "检查 unionpay 通道耗时", "reason": "确认超时发生在通道侧", "evidence_bindings": []}],
+    )
+
+
+def build(
+    world_db: Path, *, planner: Any = None, executor: Any = None, verifier: Any, composer: Any = None, **overrides: Any
+) -> DiagnosisProgram:
+    return DiagnosisProgram.from_settings(
+        database=world_db,
+        planner=planner or ScriptedPlanner(),
+        executor=executor or ScriptedExecutor(good_claims),
+        verifier=verifier,
+        composer=composer or ScriptedComposer(),
+        **overrides,
+    )
+
+
+def session(world_db: Path, session_id: str) -> dict[str, Any]:
+    return AuditStore(world_db).session(session_id)
+
+
+def test_pass_gives_a_normal_answer_from_the_checked_composer_output(world_db: Path) -> None:
+    composer = ScriptedComposer()
+    program = build(
+        world_db,
+        verifier=ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "direct_observation"}),
+        composer=composer,
+    )
+    result = program(query=QUERY)
+    assert (result.verdict, result.output_type, result.rounds) == ("PASS", "NORMAL", 1)
+    assert result.groundedness_score == 1.0
+    assert "5300ms" in result.answer and "已确认" in result.answer
+    assert [c.claim_id for c in composer.inputs[0].allowed_claims] == ["claim-1", "claim-2"]
+    record = session(world_db, result.session_id)
+    evaluation = record["self_evaluation"]["verifier_evaluation"]
+    assert record["self_evaluation"]["rule_evaluation"]["source"] == "rule"
+    assert evaluation["verdict"] == "PASS" and evaluation["model_verdict"] == "PASS"
+    assert evaluation["gatekeeper_result"]["status"] in ("pass", "warn")
+    assert evaluation["facts_checked"][0]["fact"].startswith("claim-1: order 123")
+    assert evaluation["composer_output"]["user_facing_answer"]
+    assert evaluation["tool_trace_summary"][0]["source_invocation_ids"]
+    agents = [step["agent"] for step in AuditStore(world_db).steps(result.session_id)]
+    assert agents == ["planner", "executor", "verifier", "composer"]
+
+
+def test_low_confid_at_or_above_threshold_answers_with_the_disclaimer(world_db: Path) -> None:
+    verifier = ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "overstated"}, model_verdict="PASS")
+    composer = ScriptedComposer()
+    result = build(world_db, verifier=verifier, composer=composer)(query=QUERY)
+    assert (result.verdict, result.output_type, result.rounds) == ("LOW_CONFID", "LOW_CONFID_WITH_DISCLAIMER", 1)
+    assert result.groundedness_score == pytest.approx(0.8)
+    composer_input = composer.inputs[0]
+    assert [c.claim_id for c in composer_input.allowed_claims] == ["claim-1"]
+    assert any(TIMEOUT_LINE in h.hypothesis_text for h in composer_input.allowed_hypotheses)
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    assert evaluation["model_verdict"] == "PASS" and evaluation["verdict"] == "LOW_CONFID"
+
+
+def test_low_confid_below_threshold_runs_a_second_round_with_the_gaps(world_db: Path) -> None:
+    planner = ScriptedPlanner()
+    executor = ScriptedExecutor(good_claims)
+
+    def by_round(verifier_input: Any) -> dict[str, str]:
+        first = verifier_input.retry_context is None
+        return {
+            "claim-1": "unsupported" if first else "direct_observation",
+            "claim-2": "unsupported" if first else "direct_observation",
+        }
+
+    result = build(world_db, planner=planner, executor=executor, verifier=ScriptedVerifier(by_round))(query=QUERY)
+    assert (result.verdict, result.output_type, result.rounds) == ("PASS", "NORMAL", 2)
+    retry = executor.retry_contexts[1]
+    assert planner.retry_contexts[0] is None and planner.retry_contexts[1] == retry
+    assert retry.round == 1 and retry.missing_evidence_facts
+    assert any("query_order" in done for done in retry.completed_queries)
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    assert evaluation["round"] == 2 and [r["round"] for r in evaluation["history"]] == [1]
+    assert evaluation["history"][0]["verdict"] == "LOW_CONFID"
+
+
+def test_two_rounds_is_a_hard_limit(world_db: Path) -> None:
+    executor = ScriptedExecutor(good_claims)
+    verifier = ScriptedVerifier({"claim-1": "unsupported", "claim-2": "unsupported"})
+    result = build(world_db, executor=executor, verifier=verifier)(query=QUERY)
+    assert (result.verdict, result.output_type, result.rounds) == ("LOW_CONFID", "LOW_CONFID_WITH_DISCLAIMER", 2)
+    assert executor.rounds == 2 and len(verifier.inputs) == 2
+
+
+def test_forged_invocation_id_is_rejected_without_a_second_round(world_db: Path) -> None:
+    def forged(results: list[Any], _round: int) -> str:
+        order, logs = results
+        return v2(claim("claim-1", order), claim("claim-2", logs, text="根因是 mysql-order 死锁", ids=[987654321]))
+
+    composer = ScriptedComposer()
+    verifier = ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "direct_observation"})
+    result = build(world_db, executor=ScriptedExecutor(forged), verifier=verifier, composer=composer)(query=QUERY)
+    assert (result.verdict, result.output_type, result.rounds) == ("REJECT", "DEGRADED", 1)
+    assert result.groundedness_score == 0.0
+    assert composer.inputs == []  # REJECT is fully code-rendered
+    assert "mysql-order" not in result.answer and "死锁" not in result.answer
+    gate = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]["gatekeeper_result"]
+    assert "evidence.invocation_ref" in gate["failed_rules"]
+
+
+def test_contradicted_critical_claim_is_rejected(world_db: Path) -> None:
+    verifier = ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "contradicted"}, model_verdict="PASS")
+    result = build(world_db, verifier=verifier)(query=QUERY)
+    assert (result.verdict, result.output_type) == ("REJECT", "DEGRADED")
+    assert TIMEOUT_LINE not in result.answer
+
+
+@pytest.mark.parametrize(
+    "raw", ["", "订单超时，根因是连接池耗尽。", '{"answer_version": "executor_evidence_v2", "claims": [']
+)
+def test_unusable_executor_output_skips_verifier_and_composer(world_db: Path, raw: str) -> None:
+    verifier, composer = ScriptedVerifier({}), ScriptedComposer()
+    executor = ScriptedExecutor(lambda _results, _round: raw)
+    result = build(world_db, executor=executor, verifier=verifier, composer=composer)(query=QUERY)
+    assert (result.verdict, result.output_type, result.rounds) == ("LOW_CONFID", "LOW_CONFID_WITH_DISCLAIMER", 2)
+    assert result.groundedness_score == 0.0
+    assert verifier.inputs == [] and composer.inputs == []
+    assert "连接池耗尽" not in result.answer and "{" not in result.answer
+
+
+def test_failed_verifier_never_yields_pass(world_db: Path) -> None:
+    result = build(world_db, verifier=ScriptedVerifier({}, fail=True))(query=QUERY)
+    assert result.verdict != "PASS"
+    reasons = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]["reasons"]
+    assert any("verifier unavailable" in reason for reason in reasons)
+
+
+def test_failed_composer_falls_back_to_the_deterministic_renderer(world_db: Path) -> None:
+    verifier = ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "direct_observation"})
+    result = build(world_db, verifier=verifier, composer=ScriptedComposer(fail=True))(query=QUERY)
+    assert (result.verdict, result.output_type) == ("PASS", "NORMAL")
+    assert "order 123" in result.answer
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    assert evaluation["composer_violations"] and evaluation["composer_output"] is None
+
+
+def test_composer_output_with_an_entity_it_was_not_given_is_replaced(world_db: Path) -> None:
+    def leaky(ci: Any) -> ComposerOutput:
+        return ComposerOutput(
+            answer_summary="根因已确认", user_facing_answer="根因是 redis-cluster 故障，错误码 ERR_DEADLOCK。"
+        )
+
+    verifier = ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "direct_observation"})
+    result = build(world_db, verifier=verifier, composer=ScriptedComposer(leaky))(query=QUERY)
+    assert "ERR_DEADLOCK" not in result.answer and "redis-cluster" not in result.answer
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    assert evaluation["composer_violations"]
+
+
+def test_failed_planner_uses_the_skill_fallback_and_withholds_pass(world_db: Path) -> None:
+    def from_whatever_ran(results: list[Any], _round: int) -> str:
+        return v2(*(claim(f"claim-{i}", r) for i, r in enumerate(results, start=1) if r.success and r.output.strip()))
+
+    verifier = ScriptedVerifier(
+        lambda vi: {c["claim_id"]: "direct_observation" for c in vi.executor_structured_output["claims"]}
+    )
+    result = build(
+        world_db, planner=ScriptedPlanner(fail=True), executor=ScriptedExecutor(from_whatever_ran), verifier=verifier
+    )(query=QUERY)
+    assert result.verdict != "PASS"
+    tools = {inv.tool_name for inv in AuditStore(world_db).invocations(result.session_id)}
+    assert "query_order" in tools  # the payment-timeout skill was filled with order 123
+
+
+def test_executor_timeout_degrades_to_low_confid(world_db: Path) -> None:
+    executor = ScriptedExecutor(good_claims, sleep_s=1.5)
+    verifier = ScriptedVerifier({})
+    result = build(world_db, executor=executor, verifier=verifier, timeouts={"agent_seconds": 0.3})(query=QUERY)
+    assert (result.verdict, result.groundedness_score) == ("LOW_CONFID", 0.0)
+    assert verifier.inputs == []
+    steps = AuditStore(world_db).steps(result.session_id)
+    assert any(step["agent"] == "executor" and "timed out" in (step["error"] or "") for step in steps)
+
+
+def test_composer_switch_off_renders_deterministically(world_db: Path) -> None:
+    composer = ScriptedComposer()
+    verifier = ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "direct_observation"})
+    program = build(world_db, verifier=verifier, composer=composer)
+    program.settings.composer.enabled = False  # the §22.2 rollback switch (settings key composer.enabled)
+    result = program(query=QUERY)
+    assert result.output_type == "NORMAL" and composer.inputs == []
+    assert "order 123" in result.answer
+
+
+def test_query_must_be_text(world_db: Path) -> None:
+    program = build(world_db, verifier=ScriptedVerifier({}))
+    with pytest.raises(ValueError, match="query"):
+        program(query="   ")
