@@ -12,8 +12,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBPACKAGES = [
-    "evigate", "evigate.cli", "evigate.llm", "evigate.signatures", "evigate.modules", "evigate.rules",
-    "evigate.tools", "evigate.store", "evigate.datasets", "evigate.datasets.world", "evigate.optimize",
+    "evigate",
+    "evigate.cli",
+    "evigate.llm",
+    "evigate.signatures",
+    "evigate.modules",
+    "evigate.rules",
+    "evigate.tools",
+    "evigate.store",
+    "evigate.datasets",
+    "evigate.datasets.world",
+    "evigate.optimize",
 ]
 
 
@@ -22,7 +31,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
-        check=True, capture_output=True, cwd=out,
+        check=True,
+        capture_output=True,
+        cwd=out,
     )
     return next(out.glob("evigate-*.whl"))
 
@@ -41,10 +52,19 @@ def test_wheel_installed_in_a_fresh_venv_imports_every_subpackage(wheel: Path, t
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-                   check=True, capture_output=True)
+    site = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     # Dependencies come from the test environment as a plain path entry: its editable-install hooks (.pth files)
     # are not processed there, so only the wheel can provide `evigate`.
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")

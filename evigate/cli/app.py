@@ -14,10 +14,10 @@ app = typer.Typer(
 )
 
 COMMAND_MODULES = (
-    "evigate.cli.diagnose",   # ask, show
-    "evigate.cli.schema",     # schema
-    "evigate.cli.world",      # world init / world stats
-    "evigate.cli.optimize",   # eval, optimize, ui
+    "evigate.cli.diagnose",  # ask, show
+    "evigate.cli.schema",  # schema
+    "evigate.cli.world",  # world init / world stats
+    "evigate.cli.optimize",  # eval, optimize, ui
 )
 
 

@@ -80,9 +80,11 @@ def show(
     evaluation = (session.get("self_evaluation") or {}).get("verifier_evaluation") or {}
     rule = (session.get("self_evaluation") or {}).get("rule_evaluation") or {}
     console.print(Panel(session.get("answer") or "(no answer)", title=f"final answer · {session.get('output_type')}"))
-    console.print(f"query: {session.get('query')}\nverdict {session.get('verdict')} (model said "
-                  f"{evaluation.get('model_verdict')}) · groundedness {session.get('groundedness_score')} · "
-                  f"rounds {session.get('rounds')} · rule evidence_score {rule.get('evidence_score')}")
+    console.print(
+        f"query: {session.get('query')}\nverdict {session.get('verdict')} (model said "
+        f"{evaluation.get('model_verdict')}) · groundedness {session.get('groundedness_score')} · "
+        f"rounds {session.get('rounds')} · rule evidence_score {rule.get('evidence_score')}"
+    )
     _section("composer input", evaluation.get("composer_input"))
     if evaluation.get("composer_violations"):
         _section("composer violations (output replaced by the renderer)", evaluation.get("composer_violations"))
@@ -94,14 +96,25 @@ def show(
         _section(f"round {record.get('round')} (earlier)", record)
     table = Table("id", "round", "tool", "ok", "input", "output preview", title="tool invocations")
     for inv in invocations:
-        table.add_row(str(inv.id), str(inv.round), inv.tool_name, "✓" if inv.success else "✗",
-                      json.dumps(inv.input, ensure_ascii=False)[:60], (inv.output_preview or inv.error or "")[:90])
+        table.add_row(
+            str(inv.id),
+            str(inv.round),
+            inv.tool_name,
+            "✓" if inv.success else "✗",
+            json.dumps(inv.input, ensure_ascii=False)[:60],
+            (inv.output_preview or inv.error or "")[:90],
+        )
     console.print(table)
     steps_table = Table("round", "agent", "status", "tokens in/out", "ms", "thought", title="agent steps")
     for step in steps:
-        steps_table.add_row(str(step.get("round")), str(step.get("agent")), str(step.get("status")),
-                            f"{step.get('prompt_tokens')}/{step.get('completion_tokens')}",
-                            f"{float(step.get('latency_ms') or 0):.0f}", str(step.get("thought"))[:80])
+        steps_table.add_row(
+            str(step.get("round")),
+            str(step.get("agent")),
+            str(step.get("status")),
+            f"{step.get('prompt_tokens')}/{step.get('completion_tokens')}",
+            f"{float(step.get('latency_ms') or 0):.0f}",
+            str(step.get("thought"))[:80],
+        )
     console.print(steps_table)
 
 

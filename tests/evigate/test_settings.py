@@ -25,8 +25,12 @@ def test_yaml_then_env_then_overrides(tmp_path: Path) -> None:
         "verifier:\n  low_confidence_threshold: 0.4\n",
         encoding="utf-8",
     )
-    env = {"EVIGATE_VERIFIER__LOW_CONFIDENCE_THRESHOLD": "0.7", "EVIGATE_COMPOSER__ENABLED": "false",
-           "EVIGATE_DATABASE": "b.duckdb", "PATH": "/bin"}
+    env = {
+        "EVIGATE_VERIFIER__LOW_CONFIDENCE_THRESHOLD": "0.7",
+        "EVIGATE_COMPOSER__ENABLED": "false",
+        "EVIGATE_DATABASE": "b.duckdb",
+        "PATH": "/bin",
+    }
     settings = load_settings(path, environ=env, database="c.duckdb")
     assert settings.database == "c.duckdb"
     assert settings.verifier.low_confidence_threshold == 0.7
