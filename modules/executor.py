@@ -17,6 +17,7 @@ import dspy
 
 from evigate.signatures import Plan, RetryContext, ToolInvocation
 from evigate.signatures.agents import WriteEvidence
+from evigate.tools import default_registry
 
 
 def step_key(tool: str, args: dict[str, Any]) -> str:
@@ -57,15 +58,23 @@ def extract_field_json(raw: str, field: str) -> str:
 class Executor(dspy.Module):
     """Evidence collector + V2 writer. ``toolbox`` is the session's recorded Toolbox for the current round."""
 
-    def __init__(self, mode: Literal["plan", "react"] = "plan", max_iters: int = 6, max_evidence_chars: int = 1500):
+    def __init__(
+        self,
+        mode: Literal["plan", "react"] = "plan",
+        max_iters: int = 6,
+        max_evidence_chars: int = 1500,
+        registry: Any = None,
+    ):
         super().__init__()
         self.mode = mode
         self.max_evidence_chars = max_evidence_chars
         self.write = dspy.Predict(WriteEvidence)
         self._toolbox: Any = None
-        self.react = (
-            dspy.ReAct(_ReactEvidence, tools=[self._call_tool], max_iters=max_iters) if mode == "react" else None
-        )
+        self.react = None
+        if mode == "react":
+            registry = registry if registry is not None else default_registry()
+            tools = [self._react_tool(registry.get(name)) for name in registry.names()]
+            self.react = dspy.ReAct(_ReactEvidence, tools=tools, max_iters=max_iters)
 
     def forward(
         self, query: str, plan: Plan, retry_context: RetryContext | None = None, toolbox: Any = None
@@ -80,7 +89,7 @@ class Executor(dspy.Module):
                 self._toolbox = None
             return dspy.Prediction(raw_output=_dump_output(prediction.executor_output), mode="react")
         self._run_plan(plan, retry_context, toolbox)
-        evidence = format_evidence(toolbox.session_invocations(), self.max_evidence_chars)
+        evidence = format_evidence(toolbox.invocations(), self.max_evidence_chars)
         try:
             prediction = self.write(query=query, plan=plan, evidence=evidence, retry_context=retry_context)
         except dspy.utils.exceptions.AdapterParseError as exc:
@@ -97,12 +106,24 @@ class Executor(dspy.Module):
             done.add(key)
             toolbox.call(step.tool, **step.args)
 
-    def _call_tool(self, tool_name: str, args: dict[str, Any]) -> str:
-        """Call an evidence tool by name with a JSON object of arguments; output is headed by its invocation id."""
-        result = self._toolbox.call(tool_name, **(args or {}))
-        status = "" if result.success else " FAILED"
-        body = result.output if result.success else (result.error or result.output)
-        return f"[invocation {result.invocation_id} {tool_name}{status}]\n{body[: self.max_evidence_chars]}"
+    def _react_tool(self, tool: Any) -> dspy.Tool:
+        """Expose one registered tool to ReAct; calls go through the session's recorded Toolbox."""
+        name = tool.name
+
+        def call(**kwargs: Any) -> str:
+            result = self._toolbox.call(name, **kwargs)
+            status = "" if result.success else " FAILED"
+            body = result.output if result.success else (result.error or result.output)
+            return f"[invocation {result.invocation_id} {name}{status}]\n{body[: self.max_evidence_chars]}"
+
+        # Argument schemas go to the model without their "type" keys: DSPy would otherwise reject a badly typed
+        # call before the Toolbox sees it, and every attempt — bad arguments included — must be recorded.
+        properties = tool.Args.model_json_schema().get("properties", {})
+        args = {
+            key: {"description": f"{prop.get('type', 'any')}: {prop.get('description', '')}".strip()}
+            for key, prop in properties.items()
+        }
+        return dspy.Tool(call, name=name, desc=tool.description, args=args)
 
 
 # ReAct gathers the evidence itself, so its signature is the writer's without the pre-collected evidence.

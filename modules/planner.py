@@ -87,8 +87,8 @@ class Planner(dspy.Module):
             if filled is not None:
                 args[key] = filled
         required = {name for name, field in tool.Args.model_fields.items() if field.is_required()}
-        if not required <= set(args):
-            return None
+        if not required <= set(args) or (step.args and not args):
+            return None  # a step that asked for something the query does not name would fetch everything
         return PlanStep(tool=step.tool, args=args, purpose=step.purpose)
 
     def _round_two_steps(self, steps: list[PlanStep], retry: RetryContext) -> list[PlanStep]:

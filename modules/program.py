@@ -100,7 +100,9 @@ class DiagnosisProgram(dspy.Module):
             registry=registry,
             lms=lms,
             planner=planner if planner is not None else Planner(registry=registry),
-            executor=executor if executor is not None else Executor(ex.mode, ex.max_iters, ex.max_evidence_chars),
+            executor=executor
+            if executor is not None
+            else Executor(ex.mode, ex.max_iters, ex.max_evidence_chars, registry=registry),
             verifier=verifier if verifier is not None else Verifier(),
             composer=composer if composer is not None else Composer(),
         )

@@ -1,0 +1,211 @@
+"""The built-in DSPy agents, LM-free: DummyLM answers in the JSON adapter's format, computed when asked."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import dspy
+from dspy.utils import DummyLM
+
+from evigate.modules import Composer, Executor, Planner, Verifier
+from evigate.modules.executor import step_key
+from evigate.modules.program import DiagnosisProgram
+from evigate.signatures import (
+    ExecutorOutputParseStatus,
+    Plan,
+    PlanStep,
+    RetryContext,
+    VerifierInput,
+)
+from evigate.store import AuditStore
+from evigate.tools import Toolbox
+
+QUERY = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
+JSON = dspy.JSONAdapter()
+
+
+def lazy(answer: Callable[[], dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Answers computed at call time (e.g. citing invocation ids that exist only once the tools ran)."""
+    while True:
+        yield answer()
+
+
+def dummy(*answers: dict[str, Any]) -> DummyLM:
+    return DummyLM(list(answers), adapter=JSON)
+
+
+def test_planner_repairs_a_model_plan_into_an_executable_one() -> None:
+    proposal = {
+        "skill": "no-such-skill",
+        "steps": [
+            {"tool": "rm_rf", "args": {"path": "/"}},
+            {"tool": "query_order", "args": {"order_id": "{order_id}", "bogus": 1}},
+            {"tool": "query_logs", "args": {"trace_id": "{trace_id}"}},  # the query names no trace: dropped
+        ],
+    }
+    with dspy.context(lm=dummy({"plan": proposal}), adapter=JSON):
+        plan = Planner()(query=QUERY).plan
+    assert plan.skill == "payment-timeout"
+    assert [(s.tool, s.args) for s in plan.steps] == [("query_order", {"order_id": 123})]
+
+
+def test_planner_in_round_two_skips_finished_calls_and_targets_the_gaps() -> None:
+    proposal = {"skill": "payment-timeout", "steps": [{"tool": "query_order", "args": {"order_id": "123"}}]}
+    retry = RetryContext(
+        round=1,
+        missing_evidence_facts=["“根因是通道超时”缺少直接证据"],
+        completed_queries=[step_key("query_order", {"order_id": "123"})],
+    )
+    with dspy.context(lm=dummy({"plan": proposal}), adapter=JSON):
+        plan = Planner()(query=QUERY, retry_context=retry).plan
+    assert [s.tool for s in plan.steps] == ["lookup_knowledge"]
+    assert "根因是通道超时" in plan.steps[0].args["query"]
+
+
+def test_planner_fallback_needs_no_model() -> None:
+    plan = Planner().fallback("库存服务死锁 ERR_DEADLOCK 怎么回事")
+    assert plan.skill == "inventory-deadlock" and plan.steps
+
+
+def test_executor_plan_mode_runs_steps_once_and_keeps_unparseable_text(world_db: Path) -> None:
+    store = AuditStore(world_db)
+    session_id = store.start_session(QUERY)
+    toolbox = Toolbox(store, session_id)
+    plan = Plan(skill="payment-timeout", steps=[PlanStep(tool="query_order", args={"order_id": 123})])
+    with dspy.context(lm=dummy({"executor_output": "订单超时了，根因是网关"}), adapter=JSON):
+        raw = Executor()(query=QUERY, plan=plan, toolbox=toolbox).raw_output
+    assert raw == "订单超时了，根因是网关"  # kept verbatim for the Gatekeeper to judge (malformed)
+    retry = RetryContext(completed_queries=[step_key("query_order", {"order_id": 123})])
+    with dspy.context(lm=dummy({"executor_output": {"claims": []}}), adapter=JSON):
+        raw = Executor()(query=QUERY, plan=plan, retry_context=retry, toolbox=toolbox.for_round(2)).raw_output
+    assert json.loads(raw)["answer_version"] == "executor_evidence_v2"
+    assert [inv.round for inv in store.invocations(session_id)] == [1]  # round 2 did not repeat the call
+
+
+def test_verifier_sees_no_raw_executor_text_once_structured_output_exists() -> None:
+    lm = dummy(
+        {
+            "judgement": {
+                "verdict": "PASS",
+                "claim_checks": [{"claim_id": "claim-1", "verification": "direct_observation", "detail": "ok"}],
+            }
+        }
+    )
+    verifier_input = VerifierInput(
+        original_query=QUERY,
+        executor_raw_output="PLANNER-THOUGHT-SENTINEL",
+        executor_final_answer="PLANNER-THOUGHT-SENTINEL",
+        executor_structured_output={"answer_version": "executor_evidence_v2", "claims": []},
+        executor_output_parse_status=ExecutorOutputParseStatus(status="valid"),
+    )
+    with dspy.context(lm=lm, adapter=JSON):
+        output = Verifier()(verifier_input=verifier_input).verifier_output
+    assert output.claim_checks[0].verification == "direct_observation"
+    prompt = json.dumps(lm.history[-1]["messages"], ensure_ascii=False)
+    assert "PLANNER-THOUGHT-SENTINEL" not in prompt
+
+
+def test_builtin_program_end_to_end_on_scripted_lms(world_db: Path) -> None:
+    store = AuditStore(world_db)
+
+    def current_invocations() -> list[Any]:
+        return store.invocations(store.sessions(limit=1)[0]["session_id"])
+
+    def executor_answer() -> dict[str, Any]:
+        order = next(inv for inv in current_invocations() if inv.tool_name == "query_order")
+        line = order.output_preview.splitlines()[0]
+        return {
+            "executor_output": {
+                "answer_version": "executor_evidence_v2",
+                "claims": [
+                    {
+                        "claim_id": "claim-1",
+                        "claim_type": "symptom",
+                        "claim_text": line,
+                        "support_level": "direct",
+                        "evidence_bindings": [
+                            {
+                                "source_type": "tool_trace",
+                                "tool_name": "query_order",
+                                "source_invocation_ids": [order.id],
+                                "evidence_excerpt": line,
+                            }
+                        ],
+                    }
+                ],
+                "missing_info": ["缺少通道侧耗时数据"],
+            }
+        }
+
+    lms = {
+        "planner": dummy(
+            {"plan": {"skill": "payment-timeout", "steps": [{"tool": "query_order", "args": {"order_id": "123"}}]}}
+        ),
+        "executor": DummyLM(lazy(executor_answer), adapter=JSON),
+        "verifier": dummy(
+            {
+                "judgement": {
+                    "verdict": "PASS",
+                    "claim_checks": [
+                        {"claim_id": "claim-1", "verification": "direct_observation", "detail": "订单记录直接显示"}
+                    ],
+                }
+            }
+        ),
+        "composer": dummy(
+            {
+                "composer_output": {
+                    "answer_summary": "订单 123 支付失败，错误码 ERR_TIMEOUT。",
+                    "recommended_actions": [],
+                    "user_facing_answer": "已确认：订单 123 状态为 FAILED，错误码 ERR_TIMEOUT。",
+                }
+            }
+        ),
+    }
+    program = DiagnosisProgram.from_settings(database=world_db, lms=lms)
+    assert isinstance(program.planner, Planner) and isinstance(program.composer, Composer)
+    result = program(query=QUERY)
+    assert (result.verdict, result.output_type, result.rounds) == ("PASS", "NORMAL", 1)
+    assert result.answer == "已确认：订单 123 状态为 FAILED，错误码 ERR_TIMEOUT。"
+    steps = store.steps(result.session_id)
+    assert [s["agent"] for s in steps] == ["planner", "executor", "verifier", "composer"]
+    assert all(s["status"] == "ok" and s["model_output"] for s in steps)
+    assert '"claim-1"' in steps[1]["model_output"]  # the executor's raw model text, kept for audit
+
+
+def test_saved_program_reloads_compiled_state(world_db: Path, tmp_path: Path) -> None:
+    program = DiagnosisProgram.from_settings(database=world_db)
+    program.verifier.judge.demos = [dspy.Example(verifier_input="x", judgement="y")]
+    program.save(tmp_path / "program")
+    from evigate import load_program
+
+    loaded = load_program(tmp_path / "program", database=world_db)
+    assert len(loaded.verifier.judge.demos) == 1
+    assert json.loads((tmp_path / "program" / "manifest.json").read_text())["agents"] == [
+        "planner",
+        "executor",
+        "verifier",
+        "composer",
+    ]
+
+
+def test_executor_react_mode_records_every_tool_call_including_bad_ones(world_db: Path) -> None:
+    store = AuditStore(world_db)
+    session_id = store.start_session(QUERY)
+    toolbox = Toolbox(store, session_id)
+    lm = dummy(
+        {"next_thought": "查订单", "next_tool_name": "query_order", "next_tool_args": {"order_id": 123}},
+        {"next_thought": "参数写错了", "next_tool_name": "query_metrics", "next_tool_args": {"nonsense": True}},
+        {"next_thought": "够了", "next_tool_name": "finish", "next_tool_args": {}},
+        {"reasoning": "订单失败", "executor_output": {"answer_version": "executor_evidence_v2", "claims": []}},
+    )
+    plan = Plan(skill="payment-timeout", steps=[])
+    with dspy.context(lm=lm, adapter=JSON):
+        prediction = Executor(mode="react")(query=QUERY, plan=plan, toolbox=toolbox)
+    assert json.loads(prediction.raw_output)["claims"] == []
+    calls = store.invocations(session_id)
+    assert [(inv.tool_name, inv.success) for inv in calls] == [("query_order", True), ("query_metrics", False)]
+    assert calls[1].error
