@@ -15,7 +15,7 @@ from typing import Any
 
 import dspy
 
-from evigate.modules.audit import RoundState, verifier_evaluation
+from evigate.modules.audit import RoundState, record_step, verifier_evaluation
 from evigate.modules.calls import call_agent
 from evigate.modules.composer import Composer
 from evigate.modules.executor import Executor, step_key
@@ -27,6 +27,7 @@ from evigate.rules import (
     Gatekeeper,
     build_composer_input,
     build_retry_context,
+    check_claim_echo,
     check_composer_output,
     render_answer,
     render_parse_failure,
@@ -194,7 +195,7 @@ class DiagnosisProgram(dspy.Module):
         elif decision.verdict == "REJECT" or not self.settings.composer.enabled:
             answer = render_answer(composer_input, None, locale=locale)
         else:
-            composer_output, violations = self._compose(session_id, state.round, composer_input)
+            composer_output, violations = self._compose(session_id, state, composer_input)
             answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
         self._write_evaluation(
             session_id,
@@ -226,10 +227,8 @@ class DiagnosisProgram(dspy.Module):
         )
 
     def _compose(
-        self, session_id: str, round_number: int, composer_input: Any
+        self, session_id: str, state: RoundState, composer_input: Any
     ) -> tuple[ComposerOutput | None, list[str]]:
-        from evigate.modules.audit import record_step
-
         call = call_agent(
             self.composer,
             "composer",
@@ -243,10 +242,13 @@ class DiagnosisProgram(dspy.Module):
             output = None
         else:
             violations = check_composer_output(composer_input, output)
+            # The Composer never saw the disallowed claims; make sure it did not restate one anyway.
+            texts = [output.answer_summary, output.user_facing_answer]
+            violations += check_claim_echo(texts, state.normalized, state.decision)
         record_step(
             self.store,
             session_id,
-            round_number,
+            state.round,
             call,
             "composer output accepted" if not violations else f"replaced by renderer: {violations[:2]}",
         )

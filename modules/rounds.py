@@ -41,7 +41,7 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
 
     invocations = store.invocations(session_id)
     trace_summary = build_tool_trace_summary(invocations, parsed.data, retry)
-    gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary)
+    gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
 
     verifier_output: VerifierOutput | None = None
     if parsed.status == "valid":

@@ -1,0 +1,61 @@
+"""claim.entity_grounding — every entity a claim names occurs in the outputs it is bound to."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.entities import Entity, EntityKind
+from evigate.rules.evidence import cited_views, claim_entities, format_ids
+from evigate.rules.session import iter_bindings, iter_claims, text_of
+
+ALL_KINDS: list[EntityKind] = ["number", "time", "error_code", "identifier", "service"]
+
+
+class EntityGroundingParams(RuleParams):
+    entity_kinds: list[EntityKind] = Field(default_factory=lambda: list(ALL_KINDS))
+    min_bare_number_digits: int = Field(default=1, ge=1, description="bare numbers with fewer digits are ignored")
+
+
+def checked(entity: Entity, kinds: list[EntityKind], min_digits: int) -> bool:
+    """Whether a rule with these parameters looks at an entity."""
+    if entity.kind not in kinds:
+        return False
+    return entity.kind != "number" or entity.has_unit or entity.digits >= min_digits
+
+
+class EntityGrounding(Rule):
+    """Every number, time, error code, identifier and service name in a claim occurs in the invocations it cites.
+
+    The claim's text is searched for entities (numbers with units, timestamps, `ERR_*` codes and exception names,
+    trace/order/hex ids, kebab-case service names such as `pay-gateway`) and each is looked up in the cited
+    invocations' output preview, retrieval details, input and trace summary. Numbers compare by value with units
+    normalised (`5.3 秒` = `5.3s` = `5300ms`, `92%` = `92 %`; a bare `"latency_ms": 5300` takes its unit from the
+    key); an approximate number (`约 5 秒`, `over 90%`) matches within 15%. A claim whose cited ids do not resolve
+    is left to `evidence.invocation_ref`. An entity the cited outputs do not show is at best an inference from
+    elsewhere: LOW_CONFID-level. If it occurs nowhere in the session, `claim.external_entity` rejects it.
+    """
+
+    id = "claim.entity_grounding"
+    Params = EntityGroundingParams
+
+    def validate(self, context: RuleContext, params: EntityGroundingParams) -> list[RuleFinding]:
+        findings: list[RuleFinding] = []
+        for claim_index, claim in iter_claims(context.data):
+            text = text_of(claim, "claim_text")
+            views = [view for _, binding in iter_bindings(claim) for view in cited_views(context, binding)]
+            if not text or not views:
+                continue
+            missing = [
+                entity for entity in claim_entities(context, text)
+                if checked(entity, params.entity_kinds, params.min_bare_number_digits)
+                and not context.session.occurs_in_bound(entity, views)
+            ]
+            if missing:
+                names = ", ".join(f"'{entity.text}'" for entity in missing[:8])
+                unique = {view.id: view for view in views}
+                findings.append(RuleFinding(
+                    f"claims[{claim_index}].claim_text",
+                    f"claim names {names}, not found in its cited invocations {format_ids(list(unique.values()))}",
+                ))
+        return findings

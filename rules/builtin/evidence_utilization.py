@@ -1,0 +1,72 @@
+"""claim.evidence_utilization — §11.5: a claim's key terms appear in its own excerpts (warning only)."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field
+
+from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.entities import entity_occurs
+from evigate.rules.evidence import claim_entities
+from evigate.rules.session import iter_bindings, iter_claims, text_of
+from evigate.rules.text import compact, fold
+
+_LATIN_WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]{2,}")
+STOPWORDS = frozenset({
+    "the", "and", "for", "with", "was", "were", "are", "has", "have", "had", "this", "that", "from", "into", "not",
+    "but", "its", "which", "when", "there", "been", "than", "then", "also", "all", "any", "per",
+})
+CJK_STOP_BIGRAMS = frozenset({"出现", "存在", "发生", "显示", "当前", "期间", "以及", "相关", "进行", "其中", "没有"})
+
+
+def keywords(text: str) -> set[str]:
+    """Content units of a text without word segmentation: latin words, CJK character pairs."""
+    folded = fold(text)
+    words = {word for word in _LATIN_WORD.findall(folded) if word not in STOPWORDS}
+    for run in _CJK_RUN.findall(folded):
+        words.update(run[i:i + 2] for i in range(len(run) - 1))
+    return words - CJK_STOP_BIGRAMS
+
+
+class EvidenceUtilizationParams(RuleParams):
+    min_keyword_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class EvidenceUtilization(Rule):
+    """The key terms of a claim occur in its own evidence excerpts (warn-only; disabled by default).
+
+    Key terms are the claim's entities (numbers by value), its latin words of three or more letters and its CJK
+    character pairs; coverage is the share of them found in the claim's excerpts. Below `minKeywordCoverage` the
+    claim gets a warning. Character pairs stand in for Chinese words, so paraphrase lowers coverage: that is why
+    the rule never fails the gate (§24, "避免中文分词误杀").
+    """
+
+    id = "claim.evidence_utilization"
+    Params = EvidenceUtilizationParams
+
+    def validate(self, context: RuleContext, params: EvidenceUtilizationParams) -> list[RuleFinding]:
+        findings: list[RuleFinding] = []
+        for claim_index, claim in iter_claims(context.data):
+            text = text_of(claim, "claim_text")
+            excerpts = fold("\n".join(text_of(binding, "evidence_excerpt") for _, binding in iter_bindings(claim)))
+            if not text.strip() or not excerpts.strip():
+                continue
+            entities = claim_entities(context, text)
+            terms = keywords(text)
+            for entity in entities:  # an entity counts once, by value, not by its characters
+                terms -= keywords(entity.text)
+            haystack = compact(excerpts)
+            found = sum(1 for term in terms if compact(term) in haystack)
+            found += sum(1 for entity in entities if entity_occurs(entity, excerpts))
+            total = len(terms) + len(entities)
+            coverage = found / total if total else 1.0
+            if coverage < params.min_keyword_coverage:
+                findings.append(RuleFinding(
+                    f"claims[{claim_index}].claim_text",
+                    f"only {coverage:.0%} of the claim's key terms occur in its excerpts "
+                    f"(minimum {params.min_keyword_coverage:.0%})",
+                    "warn",
+                ))
+        return findings

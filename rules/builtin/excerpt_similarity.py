@@ -1,0 +1,97 @@
+"""evidence.excerpt_similarity — §11.3: an evidence excerpt resembles what the cited tool returned."""
+
+from __future__ import annotations
+
+from typing import Self
+
+from pydantic import Field, model_validator
+
+from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.evidence import (
+    ALL_SOURCES,
+    DEFAULT_TRUNCATION_MARKERS,
+    EvidenceSource,
+    cited_views,
+    claim_entities,
+    excerpt_score,
+    format_ids,
+    is_verbatim,
+)
+from evigate.rules.session import InvocationView, iter_bindings, iter_claims, text_of
+
+
+class ExcerptSimilarityParams(RuleParams):
+    pass_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    warn_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
+    compare_against: list[EvidenceSource] = Field(default_factory=lambda: list(ALL_SOURCES), min_length=1)
+    truncation_markers: list[str] = Field(default_factory=lambda: list(DEFAULT_TRUNCATION_MARKERS))
+    check_entities: bool = Field(default=True, description="an excerpt's key values must occur in the cited output")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.warn_threshold > self.pass_threshold:
+            raise ValueError("warnThreshold must not exceed passThreshold")
+        return self
+
+
+class ExcerptSimilarity(Rule):
+    """Each claim's `evidence_excerpt` resembles the output of the invocations it cites.
+
+    The excerpt is compared with each cited invocation's `output_preview`, `retrieval_details` and, when given, the
+    trace summary entry (`compareAgainst`); the best score counts. Similarity is the share of the excerpt
+    (whitespace and punctuation ignored, case-folded, a CJK character weighing two) covered by character blocks it
+    shares in order with the best-aligned window of the output. Blocks lighter than five units (four letters, a CJK
+    pair) count as chance and are ignored, so Chinese, English and mixed text need no word segmentation. A verbatim
+    excerpt scores 1.0; one written as "A … B" is scored piece by piece. When a preview ends with a truncation
+    marker, the part of an excerpt that runs past its end is not held against it. Score ≥ `passThreshold` passes, ≥
+    `warnThreshold` warns, below fails. With `checkEntities`, an excerpt whose key values (numbers with units,
+    codes, ids, service names) do not occur in the cited outputs fails too: a near-verbatim line with one number
+    changed is not what the tool said. Low similarity alone is LOW_CONFID-level: previews are truncated and
+    summaries paraphrase (§11.3); copying another invocation's output is `evidence.misattribution`'s REJECT-level
+    business.
+    """
+
+    id = "evidence.excerpt_similarity"
+    Params = ExcerptSimilarityParams
+
+    def validate(self, context: RuleContext, params: ExcerptSimilarityParams) -> list[RuleFinding]:
+        findings: list[RuleFinding] = []
+        for claim_index, claim in iter_claims(context.data):
+            for binding_index, binding in iter_bindings(claim):
+                excerpt = text_of(binding, "evidence_excerpt")
+                views = cited_views(context, binding)
+                if not excerpt.strip() or not views:
+                    continue
+                target = f"claims[{claim_index}].evidence_bindings[{binding_index}].evidence_excerpt"
+                score = excerpt_score(context, excerpt, views, params.compare_against, params.truncation_markers)
+                if score < params.warn_threshold:
+                    findings.append(RuleFinding(target, f"excerpt similarity {score:.2f} < {params.warn_threshold:.2f} "
+                                                        f"against invocation(s) {format_ids(views)}"))
+                    continue
+                altered = self._altered_values(context, params, excerpt, views)
+                if altered:
+                    findings.append(RuleFinding(target, f"excerpt values {altered} do not occur in invocation(s) "
+                                                        f"{format_ids(views)}"))
+                elif score < params.pass_threshold:
+                    findings.append(RuleFinding(target, f"excerpt similarity {score:.2f} < {params.pass_threshold:.2f} "
+                                                        f"against invocation(s) {format_ids(views)}", "warn"))
+        return findings
+
+    @staticmethod
+    def _altered_values(
+        context: RuleContext, params: ExcerptSimilarityParams, excerpt: str, views: list[InvocationView]
+    ) -> str:
+        """Key values of the excerpt (numbers, codes, ids, services) that the cited outputs do not contain.
+
+        A near-verbatim excerpt with one number changed ("timeout after 9800ms") scores high on similarity but is
+        not what the tool said. Skipped for truncated previews, whose values may lie past the cut.
+        """
+        if not params.check_entities or is_verbatim(context, excerpt, views):
+            return ""
+        if any(view.is_truncated(params.truncation_markers) for view in views):
+            return ""
+        missing = [
+            entity.text for entity in claim_entities(context, excerpt)
+            if entity.is_key_value and not entity.approximate and not context.session.occurs_in_bound(entity, views)
+        ]
+        return ", ".join(f"'{text}'" for text in missing[:5])

@@ -1,0 +1,112 @@
+"""Helpers the evidence rules share: which invocations a binding cites, and memoised excerpt scores."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from evigate.rules.base import RuleContext
+from evigate.rules.entities import Entity, extract_entities
+from evigate.rules.session import InvocationView, binding_ids
+from evigate.rules.text import excerpt_similarity
+
+EvidenceSource = Literal["output_preview", "retrieval_details", "tool_trace_summary"]
+ALL_SOURCES: tuple[EvidenceSource, ...] = ("output_preview", "retrieval_details", "tool_trace_summary")
+DEFAULT_TRUNCATION_MARKERS: tuple[str, ...] = (
+    "…", "...", "[truncated]", "(truncated)", "<truncated>", "[截断]", "（已截断）", "(已截断)", "...(truncated)",
+)
+_TOKEN = re.compile(r"[A-Za-z0-9_.%\-]{3,}|[\u3400-\u9fff]{2,}")
+
+
+def cited_views(context: RuleContext, binding: Mapping[str, Any]) -> list[InvocationView]:
+    """The invocations of this session a binding cites (unknown or foreign ids are invocation_ref's business).
+
+    Memoised by the binding object: every evidence rule asks, and the data does not change during a validation.
+    """
+    key = ("cited", id(binding))
+    cached = context.memo.get(key)
+    if cached is None or cached[0] is not binding:
+        cached = (binding, context.session.resolve(binding_ids(binding)))
+        context.memo[key] = cached
+    return cached[1]
+
+
+def haystacks(
+    context: RuleContext, view: InvocationView, compare_against: Sequence[str], markers: Sequence[str]
+) -> list[tuple[str, bool]]:
+    """The texts of one invocation an excerpt may be compared with, each with its truncated flag."""
+    found: list[tuple[str, bool]] = []
+    if "output_preview" in compare_against and view.raw_preview:
+        found.append((view.raw_preview, view.is_truncated(markers)))
+    if "retrieval_details" in compare_against and view.raw_details:
+        found.append((view.raw_details, False))
+    if "tool_trace_summary" in compare_against:
+        summary = context.session.trace_output_by_invocation.get(view.id)
+        if summary:
+            found.append((summary, False))
+    return found
+
+
+def _raw_sources(context: RuleContext, view: InvocationView, compare_against: Sequence[str]) -> list[str]:
+    sources = []
+    if "output_preview" in compare_against:
+        sources.append(view.raw_preview)
+    if "retrieval_details" in compare_against:
+        sources.append(view.raw_details)
+    if "tool_trace_summary" in compare_against:
+        sources.append(context.session.trace_output_by_invocation.get(view.id, ""))
+    return sources
+
+
+def excerpt_score(
+    context: RuleContext,
+    excerpt: str,
+    views: Sequence[InvocationView],
+    compare_against: Sequence[str],
+    markers: Sequence[str],
+) -> float:
+    """Best similarity of an excerpt with the given invocations, memoised for the validation."""
+    key = ("excerpt", excerpt, tuple(view.id for view in views), tuple(compare_against), tuple(markers))
+    score = context.memo.get(key)
+    if score is None:
+        verbatim = excerpt.strip()
+        if verbatim and any(verbatim in raw for view in views for raw in _raw_sources(context, view, compare_against)):
+            score = 1.0  # a verbatim copy: no need to fold 20 KB of output
+            context.memo[("verbatim", excerpt, tuple(view.id for view in views))] = True
+        else:
+            sources = [hay for view in views for hay in haystacks(context, view, compare_against, markers)]
+            score = excerpt_similarity(excerpt, sources)
+        context.memo[key] = score
+    return score
+
+
+def is_verbatim(context: RuleContext, excerpt: str, views: Sequence[InvocationView]) -> bool:
+    """Whether :func:`excerpt_score` found the excerpt verbatim in the cited outputs (so its values are there too)."""
+    return bool(context.memo.get(("verbatim", excerpt, tuple(view.id for view in views))))
+
+
+def claim_entities(context: RuleContext, text: str) -> list[Entity]:
+    """The entities of a claim text, memoised (several rules read them)."""
+    key = ("entities", text)
+    entities = context.memo.get(key)
+    if entities is None:
+        entities = extract_entities(text)
+        context.memo[key] = entities
+    return entities
+
+
+def distinctive_tokens(excerpt: str, limit: int = 12) -> list[str]:
+    """The longest word-like tokens (latin runs as written, CJK pairs) of an excerpt, for cheap candidate filtering."""
+    tokens: set[str] = set()
+    for token in _TOKEN.findall(excerpt):
+        if token[0] >= "\u3400":
+            tokens.update(token[i:i + 2] for i in range(len(token) - 1))
+        else:
+            tokens.add(token)
+    return sorted(tokens, key=len, reverse=True)[:limit]
+
+
+def format_ids(views: Sequence[InvocationView]) -> str:
+    """``394 (query_logs), 395 (query_metrics)``."""
+    return ", ".join(f"{view.id} ({view.tool_name})" for view in views)

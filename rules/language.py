@@ -1,0 +1,61 @@
+"""Phrase lists shared by the composer input builder, the composer output guard and the renderer (zh + en)."""
+
+from __future__ import annotations
+
+import re
+
+from evigate.rules.text import fold
+
+SENTENCE_SPLIT = re.compile(r"[。！？!?\n]+|(?<=[.;])\s+|；")
+
+ROOT_CAUSE = re.compile(
+    r"根因|根本原因|原因是|原因为|原因在于|是由于|由于|导致|造成|引起|引发|归因|所致|因为"
+    r"|root[ -]?cause|caused by|because|due to|the cause|result(?:ed)? (?:of|from)|led to|leads to|triggered by"
+    r"|attributable to",
+)
+HEDGE = re.compile(
+    r"可能|或许|也许|疑似|推测|假设|猜测|未证实|尚未|未能|未确认|不能确认|无法|不确定|待确认|需要确认|需确认|有待|缺少|缺乏"
+    r"|不足|没有证据|无证据|尚不|还不|不能|仍需|需要进一步"
+    r"|\bmay\b|\bmight\b|\bcould\b|possibl|perhaps|\blikely\b|suspect|hypothes|not confirmed|unconfirmed|cannot"
+    r"|can't|can ?not|not yet|unknown|unclear|missing|\black|no evidence|insufficient|uncertain|to be confirmed"
+    r"|not (?:been )?(?:verified|established|proven)",
+)
+GAP_OR_NEXT_STEP = re.compile(
+    r"缺口|缺少|缺乏|尚未|无法确认|不能确认|待确认|需要补充|补充|建议|下一步|进一步|排查|核实|复核|检查|查询|确认"
+    r"|\bgap|missing|\black|not yet|next step|recommend|suggest|verify|check|investigat|collect|confirm|review",
+)
+EVIDENCE_ACTION = re.compile(
+    r"查询|查看|检查|确认|补充|核实|复核|排查|收集|采集|获取|比对|对比|人工"
+    r"|check|verify|query|inspect|review|collect|confirm|look|gather|compare|investigat|examine|escalat",
+)
+SUGGESTION = re.compile(r"建议|下一步|请|不妨|recommend|suggest|next step|please|we should|you should")
+HEDGE_WORDS = re.compile(
+    r"可能是|可能|或许|也许|疑似|推测|猜测|大概|\bmay be\b|\bmight be\b|\bmay\b|\bmight\b|\bcould\b|possibly|perhaps"
+    r"|probably|likely"
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a Chinese/English/mixed text (split on 。！？!? newlines, '. ' and '; ')."""
+    return [piece.strip() for piece in SENTENCE_SPLIT.split(text or "") if piece and piece.strip()]
+
+
+def states_root_cause(sentence: str) -> bool:
+    """A sentence that asserts a cause without hedging ("根因是…", "caused by …")."""
+    folded = fold(sentence)
+    return bool(ROOT_CAUSE.search(folded)) and not HEDGE.search(folded)
+
+
+def is_hedged(sentence: str) -> bool:
+    """The sentence marks itself as unconfirmed, possible, or a gap."""
+    return bool(HEDGE.search(fold(sentence)))
+
+
+def is_suggestion(sentence: str) -> bool:
+    """The sentence proposes a step ("建议检查网关阈值") rather than asserting a fact."""
+    return bool(SUGGESTION.search(fold(sentence)))
+
+
+def strip_hedges(text: str) -> str:
+    """The assertion inside a hypothesis ("连接池压力可能参与了超时" → "连接池压力参与了超时")."""
+    return HEDGE_WORDS.sub("", fold(text))

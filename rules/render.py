@@ -1,0 +1,164 @@
+"""The user-facing answer, assembled by code (V1 "用户侧输出协议", §19.4). No model writes a disclaimer.
+
+PASS → NORMAL: the Composer's text. LOW_CONFID → LOW_CONFID_WITH_DISCLAIMER: fixed disclaimer + the Composer's
+text + the current gaps. REJECT → DEGRADED: a fully code-rendered template (confirmed info, gaps, next steps).
+A missing or unsafe Composer output is replaced by the deterministic renderer of the allowed material, never by
+raw JSON or Executor text. Output never contains JSON or Markdown (bullets are "•").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from evigate.rules.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
+from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
+
+Locale = Literal["zh", "en"]
+OUTPUT_TYPE_OF_VERDICT: dict[str, OutputType] = {
+    "PASS": "NORMAL", "LOW_CONFID": "LOW_CONFID_WITH_DISCLAIMER", "REJECT": "DEGRADED",
+}
+TEMPLATES: dict[str, dict[str, str]] = {
+    "zh": {
+        "disclaimer": "以下结论基于当前已获取证据，仍存在部分证据缺口，请谨慎参考。",
+        "degraded": "当前无法基于已获取证据生成可靠结论，建议人工介入。",
+        "based_on": "根据已获取的证据：",
+        "confirmed": "已确认信息：",
+        "possible": "可能方向（尚未证实）：",
+        "gaps": "证据缺口：",
+        "current_gaps": "当前缺口：",
+        "next_steps": "建议下一步：",
+        "none": "（暂无）",
+        "unconfirmed_prefix": "待确认：",
+        "parse_failure": "本次诊断未能得到可用的结构化证据（执行器输出{status}），因此无法给出已确认的信息。",
+        "question": "您的问题：{query}",
+        "missing": "缺失",
+        "malformed": "格式错误",
+        "retry": "重新发起诊断，或补充更具体的问题描述",
+        "manual": "人工查看本次会话的工具调用记录",
+    },
+    "en": {
+        "disclaimer": "The following is based on the evidence gathered so far. Some evidence is still missing; "
+                      "please use it with care.",
+        "degraded": "A reliable conclusion cannot be drawn from the evidence gathered; human review is recommended.",
+        "based_on": "Based on the evidence gathered:",
+        "confirmed": "Confirmed information:",
+        "possible": "Possible directions (not confirmed):",
+        "gaps": "Evidence gaps:",
+        "current_gaps": "Current gaps:",
+        "next_steps": "Suggested next steps:",
+        "none": "(none)",
+        "unconfirmed_prefix": "Not yet confirmed: ",
+        "parse_failure": "This diagnosis produced no usable structured evidence (the executor output was {status}), "
+                         "so nothing can be reported as confirmed.",
+        "question": "Your question: {query}",
+        "missing": "missing",
+        "malformed": "malformed",
+        "retry": "Run the diagnosis again, or describe the problem more specifically",
+        "manual": "Review this session's tool invocation records by hand",
+    },
+}
+BULLET = "• "
+_UNSAFE = str.maketrans({"{": "(", "}": ")", "[": "(", "]": ")", "`": "'", "|": "/", '"': "'", "#": "＃"})
+_TERMINATORS = re.compile(r"\s*[。！？!?\n\r]+\s*|(?<=[.;])\s+|；")
+_EMPHASIS = re.compile(r"\*{2,}|~{2,}")
+_UNDERLINE = re.compile(r"_{2,}")
+
+
+def _template(locale: str) -> dict[str, str]:
+    return TEMPLATES.get(locale, TEMPLATES["zh"])
+
+
+def _one_sentence(text: str) -> str:
+    """Item text flattened to one safe sentence: no line breaks, no sentence ends, no markup characters."""
+    text = _UNDERLINE.sub("_ _", _EMPHASIS.sub("", text.translate(_UNSAFE)))
+    return _TERMINATORS.sub("，", text).strip(" ，,")
+
+
+def _line(composer_input: ComposerInput, text: str, material: str, prefix: str) -> str | None:
+    """A bullet line that passes the output guard on its own, or None.
+
+    A line that would read as a root cause or as a hypothesis stated as fact is marked unconfirmed; a line that
+    still fails (hostile text whose sanitising created markup or a new value) is left out rather than shown.
+    """
+    body = _one_sentence(text)
+    if not body:
+        return None
+    if check_text(composer_input, body, material):
+        body = prefix + body
+        if check_text(composer_input, body, material):
+            return None
+    return BULLET + body
+
+
+def _section(
+    composer_input: ComposerInput, title: str, items: list[str], material: str, locale: str
+) -> str:
+    words = _template(locale)
+    lines = [_line(composer_input, item, material, words["unconfirmed_prefix"]) for item in items]
+    kept = [line for line in lines if line]
+    return "\n".join([title, *(kept or [words["none"]])])
+
+
+def _actions(composer_input: ComposerInput) -> list[str]:
+    return [
+        f"{action.action_text}（{action.reason}）" if action.reason else action.action_text
+        for action in composer_input.recommended_actions
+    ]
+
+
+def render_deterministic(composer_input: ComposerInput, *, locale: Locale = "zh") -> str:
+    """The allowed material as plain text, without any model: what users see when the Composer is off or unsafe."""
+    words = _template(locale)
+    material = material_text(composer_input)
+    claims = [claim.claim_text for claim in composer_input.allowed_claims]
+    verdict = composer_input.verdict
+    if verdict == "REJECT":
+        return "\n\n".join([
+            words["degraded"],
+            _section(composer_input, words["confirmed"], claims, material, locale),
+            _section(composer_input, words["gaps"], composer_input.missing_info, material, locale),
+            _section(composer_input, words["next_steps"], _actions(composer_input), material, locale),
+        ])
+    blocks = [_section(composer_input, words["based_on"] if verdict == "PASS" else words["confirmed"], claims,
+                       material, locale)]
+    if composer_input.allowed_hypotheses and verdict != "PASS":
+        possible = [hypothesis.hypothesis_text for hypothesis in composer_input.allowed_hypotheses]
+        blocks.append(_section(composer_input, words["possible"], possible, material, locale))
+    if composer_input.recommended_actions:
+        blocks.append(_section(composer_input, words["next_steps"], _actions(composer_input), material, locale))
+    return "\n\n".join(blocks)
+
+
+def render_answer(
+    composer_input: ComposerInput, composer_output: ComposerOutput | Mapping[str, Any] | None, *, locale: Locale = "zh"
+) -> str:
+    """The final answer text for the input's verdict. An unsafe or malformed Composer output is replaced, never
+    shown; under REJECT the Composer's text is never used."""
+    words = _template(locale)
+    material = material_text(composer_input)
+    if composer_input.verdict == "REJECT":
+        return render_deterministic(composer_input, locale=locale)
+    composed = None
+    output = coerce_composer_output(composer_output) if composer_output is not None else None
+    if output is not None and not check_composer_output(composer_input, output):
+        composed = output.user_facing_answer.strip()
+    if composer_input.verdict == "PASS":
+        return composed or render_deterministic(composer_input, locale=locale)
+    parts = [words["disclaimer"], composed or render_deterministic(composer_input, locale=locale)]
+    if composer_input.missing_info:
+        parts.append(_section(composer_input, words["current_gaps"], composer_input.missing_info, material, locale))
+    return "\n\n".join(parts)
+
+
+def render_parse_failure(query: str, parse_status: ParseStatusValue | str, *, locale: Locale = "zh") -> str:
+    """The LOW_CONFID template for an executor output that could not be parsed (the Composer is skipped)."""
+    words = _template(locale)
+    status = words["missing"] if parse_status == "missing" else words["malformed"]
+    lines = [words["disclaimer"]]
+    if query and query.strip():
+        lines.append(words["question"].format(query=_one_sentence(query)))
+    lines.append(words["parse_failure"].format(status=status))
+    lines.append("\n".join([words["next_steps"], BULLET + words["retry"], BULLET + words["manual"]]))
+    return "\n\n".join(lines)

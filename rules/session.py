@@ -1,0 +1,243 @@
+"""Per-session evidence index: the texts of the tool invocations, built lazily and once.
+
+Invocations are immutable, so everything derived from them (flattened details, folded previews, joined haystacks)
+is computed on first use and kept; a Gatekeeper reuses the index across the rounds of one diagnosis. Exact
+substring search on raw text comes first everywhere: folding 20 KB costs more than the search it would serve.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cached_property
+from typing import Any
+
+from evigate.rules.entities import Entity, entity_occurs
+from evigate.signatures import ToolInvocation, ToolTraceEntry
+
+MAX_FLATTEN_CHARS = 200_000
+"""Retrieval details beyond this many characters are not searched (bounds the cost of hostile rows)."""
+
+
+def flatten(value: Any, *, limit: int = MAX_FLATTEN_CHARS) -> str:
+    """Searchable text of a JSON-like value (JSON text, at C speed); a value JSON cannot encode is walked instead."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)[:limit]
+    except (TypeError, ValueError, RecursionError):
+        return _walk(value, limit=limit)
+
+
+def _walk(value: Any, *, limit: int) -> str:
+    """Plain text of any nested value: ``key: value`` lines, lists one item a line."""
+    lines: list[str] = []
+    size = 0
+    stack: list[tuple[str, Any, int]] = [("", value, 0)]
+    while stack and size < limit:
+        prefix, item, depth = stack.pop()
+        if isinstance(item, Mapping) and depth < 32:
+            stack.extend((f"{key}: ", child, depth + 1) for key, child in reversed(list(item.items())))
+        elif isinstance(item, list | tuple) and depth < 32:
+            if prefix:
+                lines.append(prefix)
+            stack.extend(("", child, depth + 1) for child in reversed(item))
+        else:
+            text = prefix + ("" if item is None else item if isinstance(item, str) else json.dumps(item, default=str))
+            lines.append(text)
+            size += len(text) + 1
+    return "\n".join(lines)[:limit]
+
+
+class InvocationView:
+    """One tool invocation with its searchable texts, built lazily and kept (invocations are immutable)."""
+
+    def __init__(self, invocation: ToolInvocation) -> None:
+        self.invocation = invocation
+        self.id = invocation.id
+        self.session_id = invocation.session_id
+        self.tool_name = invocation.tool_name
+        self.success = invocation.success
+        self.raw_preview = invocation.output_preview or ""
+        self._truncated: dict[tuple[str, ...], bool] = {}
+
+    @cached_property
+    def raw_details(self) -> str:
+        details = self.invocation.retrieval_details
+        return flatten(details) if details else ""
+
+    @cached_property
+    def raw_extras(self) -> tuple[str, ...]:
+        """Retrieval details, input and error message: with the preview, where an entity may legitimately come from.
+
+        Kept apart rather than joined (copying 20 KB per invocation costs more than searching four strings) and
+        built only when a search gets past the previews.
+        """
+        parts = (self.raw_details, flatten(self.invocation.input) if self.invocation.input else "",
+                 self.invocation.error or "")
+        return tuple(part for part in parts if part)
+
+    def is_truncated(self, markers: Sequence[str]) -> bool:
+        """Whether the preview ends with a truncation marker (the real output continued past it)."""
+        key = tuple(markers)
+        truncated = self._truncated.get(key)
+        if truncated is None:
+            tail = self.raw_preview.rstrip()[-40:].casefold()
+            truncated = any(marker and tail.endswith(marker.casefold()) for marker in markers)
+            self._truncated[key] = truncated
+        return truncated
+
+
+def as_view(item: ToolInvocation | Mapping[str, Any]) -> InvocationView | None:
+    """A view of a recorded invocation (a model or a row mapping); None for a row that is no invocation."""
+    if isinstance(item, ToolInvocation):
+        return InvocationView(item)
+    try:
+        return InvocationView(ToolInvocation.model_validate(item))
+    except Exception:  # a malformed row is no evidence; it must not crash the gate
+        return None
+
+
+def _as_trace(item: ToolTraceEntry | Mapping[str, Any]) -> ToolTraceEntry | None:
+    if isinstance(item, ToolTraceEntry):
+        return item
+    try:
+        return ToolTraceEntry.model_validate(item)
+    except Exception:
+        return None
+
+
+class SessionIndex:
+    """The invocations a gate may consult, split into this session's and other sessions' rows."""
+
+    def __init__(
+        self,
+        invocations: Iterable[ToolInvocation | Mapping[str, Any]],
+        session_id: str,
+        trace_summary: Iterable[ToolTraceEntry | Mapping[str, Any]] | None = None,
+        query: str = "",
+        view_of: Callable[[ToolInvocation | Mapping[str, Any]], InvocationView | None] | None = None,
+    ) -> None:
+        """``view_of`` lets a caller reuse views (and their built texts) across the indexes of several rounds."""
+        self.session_id = session_id
+        self.by_id: dict[int, InvocationView] = {}
+        for item in invocations or ():
+            view = (view_of or as_view)(item)
+            if view is None:
+                continue
+            known = self.by_id.get(view.id)
+            if known is None or (known.session_id != session_id and view.session_id == session_id):
+                self.by_id[view.id] = view
+        self.in_session = [view for view in self.by_id.values() if view.session_id == session_id]
+        self.trace = [entry for entry in (_as_trace(item) for item in trace_summary or ()) if entry is not None]
+        self.query = query or ""
+        self._occurs_cache: dict[tuple[Entity, frozenset[int] | None], bool] = {}
+
+    @cached_property
+    def trace_output_by_invocation(self) -> dict[int, str]:
+        """``output_summary`` of the trace entries that list each invocation id."""
+        summaries: dict[int, list[str]] = {}
+        for entry in self.trace:
+            for invocation_id in entry.source_invocation_ids:
+                summaries.setdefault(invocation_id, []).append(entry.output_summary)
+        return {key: "\n".join(value) for key, value in summaries.items()}
+
+    def resolve(self, ids: Iterable[int]) -> list[InvocationView]:
+        """The invocations of this session among ``ids`` (unknown and foreign ids are dropped)."""
+        views = []
+        for invocation_id in ids:
+            view = self.by_id.get(invocation_id)
+            if view is not None and view.session_id == self.session_id:
+                views.append(view)
+        return views
+
+    def bound_parts(self, views: Sequence[InvocationView]) -> Iterator[str]:
+        """The texts of the given invocations (previews first, then details, input, error) and their trace summaries."""
+        unique = {view.id: view for view in views}
+        for view in unique.values():
+            yield view.raw_preview
+        for view in unique.values():
+            yield from view.raw_extras
+        trace = self.trace_output_by_invocation
+        yield from (trace[i] for i in unique if i in trace)
+
+    def occurs_in_bound(self, entity: Entity, views: Sequence[InvocationView]) -> bool:
+        """Whether an entity occurs in the cited invocations (memoised per entity and set of invocations)."""
+        if not views:
+            return False
+        key = (entity, frozenset(view.id for view in views))
+        found = self._occurs_cache.get(key)
+        if found is None:
+            found = any(entity_occurs(entity, part) for part in self.bound_parts(views))
+            self._occurs_cache[key] = found
+        return found
+
+    def occurs_in_session(self, entity: Entity) -> bool:
+        """Whether an entity occurs anywhere in this session's evidence, inputs, trace summary or query."""
+        key = (entity, None)
+        found = self._occurs_cache.get(key)
+        if found is None:
+            found = any(entity_occurs(entity, part) for part in self._session_parts())
+            self._occurs_cache[key] = found
+        return found
+
+    def _session_parts(self) -> Iterator[str]:
+        for view in self.in_session:  # previews first: most entities are found before any details are flattened
+            yield view.raw_preview
+        for view in self.in_session:
+            yield from view.raw_extras
+        for entry in self.trace:
+            yield f"{entry.input_summary}\n{entry.output_summary}"
+        yield self.query
+
+
+# -- tolerant views of executor output that may violate the schema --------------------------------------------------
+
+
+def iter_claims(data: Mapping[str, Any] | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, claim) for every claim that is an object; anything else is the schema rule's business."""
+    claims = data.get("claims") if isinstance(data, Mapping) else None
+    if isinstance(claims, list):
+        for index, claim in enumerate(claims):
+            if isinstance(claim, dict):
+                yield index, claim
+
+
+def iter_bindings(claim: Mapping[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, binding) for every evidence binding of a claim that is an object."""
+    bindings = claim.get("evidence_bindings")
+    if isinstance(bindings, list):
+        for index, binding in enumerate(bindings):
+            if isinstance(binding, dict):
+                yield index, binding
+
+
+def as_invocation_id(value: Any) -> int | None:
+    """An invocation id given as an int, an integral float or a digit string; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 18:
+        return int(value.strip())
+    return None
+
+
+def binding_ids(binding: Mapping[str, Any]) -> list[int]:
+    """The usable invocation ids of a binding."""
+    ids = binding.get("source_invocation_ids")
+    if not isinstance(ids, list):
+        ids = [ids] if ids is not None else []
+    return [value for value in (as_invocation_id(item) for item in ids) if value is not None]
+
+
+def text_of(obj: Mapping[str, Any], key: str) -> str:
+    """A string field, or "" when missing or not a string."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def claim_key(claim: Mapping[str, Any], index: int) -> str:
+    """The id decisions use for a claim: its claim_id, or its path when it has none."""
+    claim_id = claim.get("claim_id")
+    return claim_id if isinstance(claim_id, str) and claim_id.strip() else f"claims[{index}]"
