@@ -47,12 +47,19 @@ class ModelSettings(_Section):
     verifier: str | None = None
     composer: str | None = None
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=1200, ge=16)
+    max_tokens: int = Field(default=1200, ge=16, description="completion budget of an agent not listed below")
+    agent_max_tokens: dict[str, int] = Field(
+        default_factory=lambda: {"planner": 320, "executor": 1200, "verifier": 900, "composer": 700},
+        description="per-agent completion budgets: a small model that loops stops here instead of running on",
+    )
     api_base: str | None = Field(default=None, description="e.g. a vLLM or Ollama server URL")
     api_key: str | None = None
 
     def for_agent(self, agent: AgentName) -> str:
         return getattr(self, agent) or self.default
+
+    def max_tokens_for(self, agent: AgentName) -> int:
+        return self.agent_max_tokens.get(agent, self.max_tokens)
 
 
 class ExecutorSettings(_Section):

@@ -119,13 +119,14 @@ class DiagnosisProgram(dspy.Module):
         from evigate.llm import make_lm
 
         models = self.settings.models
-        self._lms[agent] = make_lm(
-            models.for_agent(agent),
-            temperature=models.temperature,
-            max_tokens=models.max_tokens,
-            api_base=models.api_base,
-            api_key=models.api_key,
-        )
+        options: dict[str, Any] = {"temperature": models.temperature, "max_tokens": models.max_tokens_for(agent)}
+        if models.api_base:
+            options["api_base"] = models.api_base
+        if models.api_key:
+            options["api_key"] = models.api_key
+        # The local engine aborts a generation at this deadline, so a timed-out call does not keep the model busy.
+        options["timeout"] = self.settings.timeouts.agent_seconds
+        self._lms[agent] = make_lm(models.for_agent(agent), **options)
         return self._lms[agent]
 
     def toolbox(self, session_id: str, round_number: int) -> Toolbox:
