@@ -65,7 +65,7 @@ class ModelSettings(_Section):
 class ExecutorSettings(_Section):
     mode: Literal["plan", "react"] = "plan"
     max_iters: int = Field(default=6, ge=1, le=20)
-    max_evidence_chars: int = Field(default=1500, ge=200, description="per tool output shown to the executor model")
+    max_evidence_chars: int = Field(default=900, ge=200, description="per tool output shown to the executor model")
 
 
 class VerifierSettings(_Section):

@@ -1,0 +1,71 @@
+"""Seconds and tokens per agent and per round of the whole pipeline on the local model, cold and warm.
+
+What it measures: one process builds a DiagnosisProgram on the embedded defaults (local GGUF through llama.cpp,
+demo world in a temporary DuckDB file) and answers the same question ``--runs`` times. Run 1 is "cold" (model
+load, empty prompt cache); later runs are "warm". Per-agent figures come from the audit trail's agent_step rows
+(latency, prompt and completion tokens), so they are exactly what `evigate show` reports.
+
+Rerun:  .venv/bin/python bench/pipeline.py [--runs 2] [--query "…"] [--model local/qwen2.5-coder-0.5b]
+Target: under 30 s per round on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from evigate.modules.program import DiagnosisProgram
+from evigate.store import AuditStore
+
+DEFAULT_QUERY = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--query", default=DEFAULT_QUERY)
+    parser.add_argument("--model", default=None, help="models.default override, e.g. local/qwen2.5-coder-0.5b")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="evigate-bench-"))
+    overrides = {"models": {"default": args.model}} if args.model else {}
+    started = time.perf_counter()
+    program = DiagnosisProgram.from_settings(database=workdir / "evigate.duckdb", **overrides)
+    setup = time.perf_counter() - started
+    store: AuditStore = program.store
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+          f"model: {program.settings.models.default}; executor mode: {program.settings.executor.mode}")
+    print(f"setup (settings, world build, gatekeeper): {setup:.1f} s; query: {args.query}\n")
+    print(f"{'run':<5}{'round':<7}{'agent':<10}{'seconds':>9}{'prompt tok':>12}{'completion tok':>16}{'tok/s':>8}")
+    round_seconds: dict[str, list[float]] = defaultdict(list)
+    for run in range(1, args.runs + 1):
+        label = "cold" if run == 1 else "warm"
+        began = time.perf_counter()
+        result = program(query=args.query)
+        wall = time.perf_counter() - began
+        per_round: dict[int, float] = defaultdict(float)
+        for step in store.steps(result.session_id):
+            seconds = (step["latency_ms"] or 0) / 1000
+            per_round[step["round"]] += seconds
+            speed = step["completion_tokens"] / seconds if seconds else 0.0
+            print(f"{run:<5}{step['round']:<7}{step['agent']:<10}{seconds:>9.1f}{step['prompt_tokens']:>12}"
+                  f"{step['completion_tokens']:>16}{speed:>8.1f}")
+        for number, seconds in sorted(per_round.items()):
+            round_seconds[label].append(seconds)
+            print(f"      round {number} agents total: {seconds:.1f} s")
+        print(f"run {run} ({label}): {wall:.1f} s wall, {result.rounds} round(s), verdict {result.verdict}, "
+              f"{result.output_type}\n")
+    for label, values in round_seconds.items():
+        mean = statistics.mean(values)
+        print(f"{label}: mean {mean:.1f} s per round over {len(values)} round(s); "
+              f"ratio to the 30 s target: {mean / 30:.2f}")
+
+
+if __name__ == "__main__":
+    main()
