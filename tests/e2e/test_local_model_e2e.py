@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,21 +17,26 @@ QUERY = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
 EVIGATE = [sys.executable, "-m", "evigate.cli"]
 
 
-def test_ask_on_the_local_model_answers_and_show_prints_the_whole_chain(world_db: Path, tmp_path: Path) -> None:
-    database = tmp_path / "evigate.duckdb"
-    shutil.copy(world_db, database)
-    env = {**os.environ, "EVIGATE_DATABASE": str(database), "EVIGATE_TIMEOUTS__AGENT_SECONDS": "420",
-           "EVIGATE_PROGRAM_DIR": str(tmp_path / "no-compiled-program")}
-    ask = subprocess.run([*EVIGATE, "ask", QUERY, "--json"], capture_output=True, text=True, env=env, timeout=2400,
-                         cwd=tmp_path)
+def test_ask_on_the_local_model_answers_and_show_prints_the_whole_chain(private_world: Path, tmp_path: Path) -> None:
+    database = private_world
+    env = {
+        **os.environ,
+        "EVIGATE_DATABASE": str(database),
+        "EVIGATE_TIMEOUTS__AGENT_SECONDS": "420",
+        "EVIGATE_PROGRAM_DIR": str(tmp_path / "no-compiled-program"),
+    }
+    ask = subprocess.run(
+        [*EVIGATE, "ask", QUERY, "--json"], capture_output=True, text=True, env=env, timeout=2400, cwd=tmp_path
+    )
     assert ask.returncode == 0, ask.stderr[-3000:]
     result = json.loads(ask.stdout)
     assert result["output_type"] in ("NORMAL", "LOW_CONFID_WITH_DISCLAIMER", "DEGRADED")
     answer = result["answer"]
     assert answer.strip() and '{"' not in answer and "```" not in answer
 
-    show = subprocess.run([*EVIGATE, "show", result["session_id"]], capture_output=True, text=True, env=env,
-                          timeout=120, cwd=tmp_path)
+    show = subprocess.run(
+        [*EVIGATE, "show", result["session_id"]], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path
+    )
     assert show.returncode == 0, show.stderr[-3000:]
     for heading in ("final answer", "composer input", "gatekeeper", "tool invocations", "agent steps"):
         assert heading in show.stdout
