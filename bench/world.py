@@ -21,13 +21,22 @@ from evigate.tools import Toolbox
 
 TOOL_CALLS: dict[str, list[dict]] = {
     "query_order": [{"order_id": 123}, {"order_id": 456}, {"order_id": 99_999_999}],
-    "query_logs": [{"order_id": 123}, {"error_code": "ERR_TIMEOUT", "time_window": "2026-11-28 14:00/14:30"},
-                   {"service": "payment-service", "level": "WARN", "limit": 100}, {"keyword": "leak"}],
-    "query_metrics": [{"service": "pay-gateway", "metric": "latency_p99", "time_window": "13:50/14:30"},
-                      {"service": "payment-service", "metric": "pool_pending"},
-                      {"service": "redis-cluster", "metric": "cache_hit_rate", "start": "19:30", "end": "20:30"}],
-    "lookup_knowledge": [{"query": "ERR_TIMEOUT 是什么意思"}, {"query": "连接池耗尽怎么排查"},
-                         {"query": "HikariCP pending", "top_k": 5}],
+    "query_logs": [
+        {"order_id": 123},
+        {"error_code": "ERR_TIMEOUT", "time_window": "2026-11-28 14:00/14:30"},
+        {"service": "payment-service", "level": "WARN", "limit": 100},
+        {"keyword": "leak"},
+    ],
+    "query_metrics": [
+        {"service": "pay-gateway", "metric": "latency_p99", "time_window": "13:50/14:30"},
+        {"service": "payment-service", "metric": "pool_pending"},
+        {"service": "redis-cluster", "metric": "cache_hit_rate", "start": "19:30", "end": "20:30"},
+    ],
+    "lookup_knowledge": [
+        {"query": "ERR_TIMEOUT 是什么意思"},
+        {"query": "连接池耗尽怎么排查"},
+        {"query": "HikariCP pending", "top_k": 5},
+    ],
     "get_current_datetime": [{}],
 }
 
@@ -66,8 +75,10 @@ def main() -> None:
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}")
     with tempfile.TemporaryDirectory() as folder:
         times, counts = bench_build(Path(folder), options.repeats)
-        print(f"world build (default seed, scale 1.0), {options.repeats} runs: "
-              f"p50 {statistics.median(times):.2f} s, max {max(times):.2f} s")
+        print(
+            f"world build (default seed, scale 1.0), {options.repeats} runs: "
+            f"p50 {statistics.median(times):.2f} s, max {max(times):.2f} s"
+        )
         for table, count in counts.items():
             print(f"  {table:<26}{count:>9,}")
         latencies = bench_tools(Path(folder), options.calls)

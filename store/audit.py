@@ -20,6 +20,9 @@ from types import TracebackType
 from typing import Any, Self
 
 import duckdb
+from pydantic import BaseModel
+
+from evigate.errors import AuditValueError, InvocationNotFoundError, SessionNotFoundError, StoreError
 from evigate.signatures import SELF_EVALUATION_SLOTS, ToolInvocation
 from evigate.store import sql
 from evigate.store.codec import from_json_text, require_finite, to_json_text
@@ -27,9 +30,6 @@ from evigate.store.connection import normalise_path, open_connection, translate_
 from evigate.store.execution import run_read, run_write
 from evigate.store.migrate import migrate, require_current
 from evigate.store.preview import make_preview
-from pydantic import BaseModel
-
-from evigate.errors import AuditValueError, InvocationNotFoundError, SessionNotFoundError, StoreError
 
 THOUGHT_CHARS = 1000
 """``agent_step.thought`` is concise by design (V1 "Observability adjustment"); longer text is cut and marked."""

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from evigate.store.codec import rows_to_dicts
-from evigate.store.connection import translate_error
 
 from evigate.errors import AuditValueError, SessionNotFoundError, StoreError
+from evigate.store.codec import rows_to_dicts
+from evigate.store.connection import translate_error
 
 CursorFactory = Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]]
 

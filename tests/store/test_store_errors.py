@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from evigate.store import AuditStore
 
 from evigate.errors import DatabaseCorruptError, DatabaseLockedError, StoreError
+from evigate.store import AuditStore
 
 _HOLD_LOCK = textwrap.dedent(
     """

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from evigate.signatures import ToolInvocation
-from evigate.store import TRUNCATION_MARKER, AuditStore, make_preview, split_preview
 from hypothesis import given
 from hypothesis import strategies as st
 
 from evigate.errors import AuditValueError, InvocationNotFoundError
+from evigate.signatures import ToolInvocation
+from evigate.store import TRUNCATION_MARKER, AuditStore, make_preview, split_preview
 
 
 def test_a_recorded_invocation_comes_back_as_the_gatekeeper_contract(store: AuditStore) -> None:

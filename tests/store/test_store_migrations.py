@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from evigate.errors import StoreError
 from evigate.store import AuditStore
 from evigate.store.connection import open_connection
 from evigate.store.migrate import Migration, load_migrations, migrate
-
-from evigate.errors import StoreError
 
 AUDIT_TABLES = {"diagnosis_session", "tool_invocation", "agent_step", "schema_version"}
 

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evigate.signatures import SELF_EVALUATION_SLOTS, RuleEvaluation
-from evigate.store import AuditStore
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evigate.errors import AuditValueError, EvigateError
+from evigate.signatures import SELF_EVALUATION_SLOTS, RuleEvaluation
+from evigate.store import AuditStore
 
 RULE, VERIFIER = SELF_EVALUATION_SLOTS
 

@@ -6,9 +6,9 @@ import re
 from datetime import datetime
 
 import pytest
-from evigate.store import AuditStore
 
 from evigate.errors import AuditValueError, EvigateError, SessionNotFoundError
+from evigate.store import AuditStore
 
 INJECTION = "'; DROP TABLE diagnosis_session; --"
 QUERY = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from evigate.store import THOUGHT_CHARS, AuditStore
 
 from evigate.errors import AuditValueError
+from evigate.store import THOUGHT_CHARS, AuditStore
 
 
 def test_steps_are_recorded_in_order_with_every_column(store: AuditStore) -> None:
