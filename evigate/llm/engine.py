@@ -1,0 +1,324 @@
+"""`LlamaCppEngine`: a DSPy custom engine that runs a local GGUF model in-process through llama.cpp.
+
+DSPy 3.4 hands a custom engine one canonical `dspy.lm15.Request` per call and takes a `Response` back;
+DSPy keeps its own cache, retries, history and usage tracking. The engine declares
+`supports_response_schema` and `response_format` in `supported_params` — without the latter DSPy's
+JSONAdapter sends no schema at all — and enforces the schema it receives as a llama.cpp grammar, after
+bounding it (see schema_bounds) because small models loop inside unbounded strings and lists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from dspy.lm15 import (
+    ContextLengthError,
+    Message,
+    Request,
+    Response,
+    TextPart,
+    TimeoutError,
+    Usage,
+    response_to_events,
+)
+
+from evigate.llm.json_text import repair_json_text
+from evigate.llm.models import DEFAULT_LOCAL_MODEL, local_model_spec, resolve_local_model
+from evigate.llm.requests import JsonFormat, chat_messages, response_format_of
+from evigate.llm.runtime import (
+    LoadedModel,
+    LoadSettings,
+    default_threads,
+    extra_buffers_enabled,
+    load_model,
+    perf_counters,
+)
+from evigate.llm.schema_bounds import SchemaBounds, bound_json_schema
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_TOKENS = 1024
+DEFAULT_PROMPT_CACHE_MB = 256
+_GRAMMAR_CACHE_SIZE = 64
+
+
+class LlamaCppEngine:
+    """Runs `local/<model>` requests on a GGUF file with llama.cpp, honouring DSPy's JSON schema.
+
+    Args:
+        model: a registered local model name (see `evigate.llm.models.LOCAL_MODELS`) or a `.gguf` path.
+        n_ctx: context window in tokens; defaults to the model's registered context length.
+        n_threads: CPU threads; defaults to every core.
+        bounds: limits added to unbounded strings/arrays/objects of every response schema.
+        prompt_cache_mb: RAM for llama.cpp's prompt-state cache (0 disables it); reusing the KV state of
+            a shared prompt prefix skips re-evaluating DSPy's long per-signature system prompts.
+        default_max_tokens: used when a request sets no max_tokens.
+        timeout: seconds one generation may take (after the model lock is acquired); None = no limit.
+        cache_dir: where chunked models are assembled (default $EVIGATE_MODEL_CACHE or ~/.cache).
+    """
+
+    supports_response_schema = True
+    supports_function_calling = False
+    supports_reasoning = False
+    supported_params = frozenset({"temperature", "max_tokens", "top_p", "top_k", "stop", "seed", "response_format"})
+
+    def __init__(
+        self,
+        model: str = DEFAULT_LOCAL_MODEL,
+        *,
+        n_ctx: int | None = None,
+        n_threads: int | None = None,
+        bounds: SchemaBounds | None = None,
+        prompt_cache_mb: int = DEFAULT_PROMPT_CACHE_MB,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout: float | None = None,
+        cache_dir: str | None = None,
+    ) -> None:
+        is_path = model.endswith(".gguf")
+        spec = None if is_path else local_model_spec(model)
+        self.model = model
+        self.n_ctx = n_ctx or (spec.context_length if spec else 8192)
+        self.n_threads = n_threads or default_threads()
+        self.bounds = bounds or SchemaBounds()
+        self.prompt_cache_mb = prompt_cache_mb
+        self.default_max_tokens = default_max_tokens
+        self.timeout = timeout
+        self.cache_dir = cache_dir
+        self.chat_format = spec.chat_format if spec else None
+        self.merge_system_into_user = spec.merge_system_into_user if spec else False
+        self._path: Path | None = None
+        self._path_lock = threading.Lock()
+
+    # -- DSPy engine protocol -------------------------------------------------------------------------
+
+    def complete(self, request: Request) -> Response:
+        """Run one generation for `request` and return it with token usage."""
+        messages = chat_messages(request, merge_system_into_user=self.merge_system_into_user)
+        json_format = response_format_of(request)
+        gbnf = grammar_text(json_format, self.bounds) if json_format is not None else None
+        config = request.config
+        options: dict[str, Any] = {
+            "temperature": 0.0 if config.temperature is None else config.temperature,
+            "max_tokens": config.max_tokens or self.default_max_tokens,
+            "stop": list(config.stop),
+        }
+        if config.top_p is not None:
+            options["top_p"] = config.top_p
+        if config.top_k is not None:
+            options["top_k"] = config.top_k
+        if config.seed is not None:
+            options["seed"] = config.seed
+        loaded = self.loaded()
+        with loaded.lock:
+            options["grammar"] = _usable_grammar(loaded, gbnf) if gbnf is not None else None
+            prompt_evaluated_before = perf_counters(loaded.llama)[0]
+            result = self._generate(loaded, messages, options)
+            prompt_evaluated = perf_counters(loaded.llama)[0] - prompt_evaluated_before
+        choice = result["choices"][0]
+        text = repair_json_text(choice["message"].get("content") or "")
+        usage = result.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens", 0))
+        return Response(
+            id=result.get("id") or None,
+            model=self.model,
+            message=Message.assistant([TextPart(text)]),
+            finish_reason="length" if choice.get("finish_reason") == "length" else "stop",
+            usage=Usage(
+                input_tokens=prompt_tokens,
+                output_tokens=int(usage.get("completion_tokens", 0)),
+                cache_read_tokens=max(0, prompt_tokens - prompt_evaluated),
+            ),
+        )
+
+    def stream(self, request: Request) -> Iterator[Any]:
+        """The whole completion as stream events (llama.cpp runs to the end either way)."""
+        return response_to_events(self.complete(request))
+
+    def close(self) -> None:
+        """Nothing to release: loaded models are shared by every engine of the process."""
+
+    def dump_state(self) -> dict[str, Any]:
+        """JSON state for `dspy.LM.dump_state` (saved programs)."""
+        return {
+            "model": self.model,
+            "n_ctx": self.n_ctx,
+            "n_threads": None,  # re-derived from the loading machine's cores
+            "max_string_length": self.bounds.max_string_length,
+            "max_array_items": self.bounds.max_array_items,
+            "close_objects": self.bounds.close_objects,
+            "prompt_cache_mb": self.prompt_cache_mb,
+            "default_max_tokens": self.default_max_tokens,
+            "timeout": self.timeout,
+        }
+
+    @classmethod
+    def load_state(cls, state: dict[str, Any]) -> LlamaCppEngine:
+        """Rebuild an engine from `dump_state` output."""
+        bounds = SchemaBounds(
+            max_string_length=state.get("max_string_length", SchemaBounds.max_string_length),
+            max_array_items=state.get("max_array_items", SchemaBounds.max_array_items),
+            close_objects=state.get("close_objects", SchemaBounds.close_objects),
+        )
+        return cls(
+            state.get("model", DEFAULT_LOCAL_MODEL),
+            n_ctx=state.get("n_ctx"),
+            n_threads=state.get("n_threads"),
+            bounds=bounds,
+            prompt_cache_mb=state.get("prompt_cache_mb", DEFAULT_PROMPT_CACHE_MB),
+            default_max_tokens=state.get("default_max_tokens", DEFAULT_MAX_TOKENS),
+            timeout=state.get("timeout"),
+        )
+
+    # -- model ----------------------------------------------------------------------------------------
+
+    def model_path(self) -> Path:
+        """The verified GGUF file (resolved, and assembled if needed, once per engine)."""
+        with self._path_lock:
+            if self._path is None:
+                self._path = resolve_local_model(self.model, cache_dir=self.cache_dir)
+            return self._path
+
+    def loaded(self) -> LoadedModel:
+        """The shared loaded model for this engine's settings."""
+        return load_model(
+            LoadSettings(
+                path=self.model_path(),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                chat_format=self.chat_format,
+                prompt_cache_bytes=self.prompt_cache_mb << 20,
+                use_extra_buffers=extra_buffers_enabled(),
+            )
+        )
+
+    def _generate(self, loaded: LoadedModel, messages: list[dict[str, str]], options: dict[str, Any]) -> Any:
+        try:
+            if self.timeout is None:
+                return loaded.llama.create_chat_completion(messages=messages, **options)
+            return self._generate_until(loaded, messages, options, time.monotonic() + self.timeout)
+        except ValueError as exc:
+            if "exceed context window" in str(exc):
+                raise ContextLengthError(f"{exc} (local model {self.model}, n_ctx={self.n_ctx})") from exc
+            raise
+
+    def _generate_until(
+        self, loaded: LoadedModel, messages: list[dict[str, str]], options: dict[str, Any], deadline: float
+    ) -> dict[str, Any]:
+        """Generate token by token and stop for real at the deadline.
+
+        Closing the stream ends llama.cpp's sampling loop. (An exception raised from a logits processor does not:
+        llama.cpp calls processors through a ctypes callback, which reports and swallows it.)
+        """
+        parts: list[str] = []
+        generated = 0
+        finish_reason = None
+        stream = loaded.llama.create_chat_completion(messages=messages, stream=True, **options)
+        try:
+            for chunk in stream:
+                choice = chunk["choices"][0]
+                content = (choice.get("delta") or {}).get("content")
+                if content:
+                    parts.append(content)
+                    generated += 1
+                finish_reason = choice.get("finish_reason") or finish_reason
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"local model {self.model} did not finish within {self.timeout} s")
+        finally:
+            stream.close()
+        prompt_tokens = max(0, loaded.llama.n_tokens - generated)
+        return {
+            "choices": [{"message": {"content": "".join(parts)}, "finish_reason": finish_reason or "stop"}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": generated},
+        }
+
+
+class AsyncLlamaCppEngine:
+    """The async counterpart DSPy needs for `acall`: the same engine, run on a worker thread."""
+
+    def __init__(self, sync: LlamaCppEngine) -> None:
+        self.sync = sync
+
+    async def complete(self, request: Request) -> Response:
+        """Run the sync engine off the event loop."""
+        return await asyncio.to_thread(self.sync.complete, request)
+
+    async def stream(self, request: Request) -> Any:
+        """The whole completion as stream events."""
+        for event in response_to_events(await self.complete(request)):
+            yield event
+
+    async def aclose(self) -> None:
+        """Nothing to release (models are shared)."""
+
+    def dump_state(self) -> dict[str, Any]:
+        """Same state as the sync engine."""
+        return self.sync.dump_state()
+
+    @classmethod
+    def load_state(cls, state: dict[str, Any]) -> AsyncLlamaCppEngine:
+        """Rebuild from `dump_state` output."""
+        return cls(LlamaCppEngine.load_state(state))
+
+
+_gbnf_cache: OrderedDict[str, str] = OrderedDict()
+_gbnf_lock = threading.Lock()
+
+
+def grammar_text(json_format: JsonFormat, bounds: SchemaBounds) -> str:
+    """GBNF for the bounded schema (cached), or llama.cpp's plain JSON grammar when no schema is given.
+
+    A schema the converter cannot translate falls back to the plain JSON grammar (logged): still JSON,
+    the shape is checked later by the adapter.
+    """
+    from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
+
+    if json_format.schema is None:
+        return JSON_GBNF
+    schema = bound_json_schema(json_format.schema, bounds)
+    key = json.dumps(schema, sort_keys=True, ensure_ascii=False)
+    with _gbnf_lock:
+        cached = _gbnf_cache.get(key)
+        if cached is not None:
+            _gbnf_cache.move_to_end(key)
+            return cached
+    try:
+        gbnf = strict_string_chars(json_schema_to_gbnf(json.dumps(schema)))
+    except Exception as exc:  # the converter raises bare AssertionError/KeyError/ValueError on odd schemas
+        logger.warning("response schema not convertible to a grammar (%s); constraining to plain JSON", exc)
+        gbnf = JSON_GBNF
+    with _gbnf_lock:
+        _gbnf_cache[key] = gbnf
+        while len(_gbnf_cache) > _GRAMMAR_CACHE_SIZE:
+            _gbnf_cache.popitem(last=False)
+    return gbnf
+
+
+def _usable_grammar(loaded: LoadedModel, gbnf: str) -> Any:
+    """A LlamaGrammar llama.cpp accepts: `gbnf` itself, else (logged) the plain JSON grammar."""
+    from llama_cpp import LlamaGrammar
+    from llama_cpp.llama_grammar import JSON_GBNF
+
+    if not loaded.accepts_grammar(gbnf):
+        logger.warning("llama.cpp refused the response grammar (%d chars); constraining to plain JSON", len(gbnf))
+        gbnf = JSON_GBNF
+    return LlamaGrammar.from_string(gbnf, verbose=False)
+
+
+# llama-cpp-python's schema converter (0.3.x) lets a string character be anything but a quote or a
+# backslash, so models write raw newlines inside strings, which strict JSON parsers reject. Its own
+# JSON_GBNF excludes control characters; give schema grammars the same character class.
+_PERMISSIVE_CHAR_RULE = r'char ::= [^"\\] |'
+_STRICT_CHAR_RULE = r'char ::= [^"\\\x7F\x00-\x1F] |'
+
+
+def strict_string_chars(gbnf: str) -> str:
+    """`gbnf` with the converter's string-character rule narrowed to exclude control characters."""
+    return gbnf.replace(_PERMISSIVE_CHAR_RULE, _STRICT_CHAR_RULE)
