@@ -43,7 +43,7 @@ def build_tool_trace_summary(
     entries = [_fold(members, index) for index, members in enumerate(groups.values(), start=1)]
     if len(entries) <= max_entries:
         return entries
-    ranked = sorted(entries, key=lambda entry: (_priority(entry, executor_output, retry_context), _ref_number(entry)))
+    ranked = sorted(entries, key=lambda entry: (*_priority(entry, executor_output, retry_context), _ref_number(entry)))
     kept = ranked[:max_entries]
     return sorted(kept, key=_ref_number)
 
@@ -115,18 +115,22 @@ def _topic_key(invocation: ToolInvocation) -> tuple[Any, ...]:
     return (invocation.tool_name, invocation.round, json.dumps(topic, sort_keys=True, ensure_ascii=False, default=str))
 
 
-def _priority(entry: ToolTraceEntry, executor_output: Mapping[str, Any] | None, retry: RetryContext | None) -> int:
+def _priority(
+    entry: ToolTraceEntry, executor_output: Mapping[str, Any] | None, retry: RetryContext | None
+) -> tuple[int, float]:
+    """(V1 priority level, -closeness to the retry gaps): lower sorts first."""
     ids = set(entry.source_invocation_ids)
     cited, root, fix = _cited_ids(executor_output)
     if ids & cited:
-        return 0 if ids & root else 1
+        return (0 if ids & root else 1), 0.0
     if ids & fix:
-        return 2
-    if retry and any(
-        _overlaps(gap, entry.output_summary + entry.input_summary) for gap in retry.missing_evidence_facts
-    ):
-        return 3
-    return 4
+        return 2, 0.0
+    if retry and retry.missing_evidence_facts:
+        text = entry.output_summary + entry.input_summary
+        closeness = max(_overlap(gap, text) for gap in retry.missing_evidence_facts)
+        if closeness >= 0.3:
+            return 3, -closeness
+    return 4, 0.0
 
 
 def _cited_ids(output: Mapping[str, Any] | None) -> tuple[set[int], set[int], set[int]]:
@@ -179,9 +183,10 @@ def _retrieval_values(details: Any, keys: tuple[str, ...]) -> list[str]:
     return _unique(found)
 
 
-def _overlaps(gap: str, text: str) -> bool:
+def _overlap(gap: str, text: str) -> float:
+    """Share of the gap's character bigrams found in the text (language-neutral, no segmentation)."""
     grams = {gap[i : i + 2] for i in range(len(gap) - 1)}
-    return bool(grams) and len(grams & {text[i : i + 2] for i in range(len(text) - 1)}) / len(grams) >= 0.3
+    return len(grams & {text[i : i + 2] for i in range(len(text) - 1)}) / len(grams) if grams else 0.0
 
 
 def _unique(values: Iterable[str]) -> list[str]:

@@ -225,3 +225,13 @@ def test_query_must_be_text(world_db: Path) -> None:
     program = build(world_db, verifier=ScriptedVerifier({}))
     with pytest.raises(ValueError, match="query"):
         program(query="   ")
+
+
+def test_english_locale_templates(world_db: Path) -> None:
+    verifier = ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "contradicted"})
+    program = build(world_db, verifier=verifier)
+    program.settings.locale = "en"
+    result = program(query=QUERY)
+    assert result.output_type == "DEGRADED"
+    assert result.answer.startswith("A reliable conclusion cannot be drawn from the evidence gathered")
+    assert "人工介入" not in result.answer
