@@ -55,6 +55,28 @@ def extract_field_json(raw: str, field: str) -> str:
     return raw
 
 
+def name_cited_tools(output: Any, invocations: list[ToolInvocation], tool_names: set[str]) -> list[str]:
+    """Fill a binding's ``tool_name`` from its cited invocations when the model wrote something that is no tool.
+
+    Small models often put a service name ("payment-service") where the tool name belongs. That is a format slip,
+    not forgery, and the invocation ids already say which tool answered. Only names that are not tools at all are
+    replaced, and only when every cited id is a real call of one tool: a binding that names a *different real tool*
+    is left for the Gatekeeper to judge (evidence.invocation_ref), and so are unknown ids.
+    """
+    tool_of = {inv.id: inv.tool_name for inv in invocations}
+    repairs: list[str] = []
+    for claim in getattr(output, "claims", []) or []:
+        for binding in claim.evidence_bindings:
+            if binding.tool_name in tool_names:
+                continue
+            cited = {tool_of.get(i) for i in binding.source_invocation_ids}
+            if len(cited) == 1 and None not in cited:
+                (tool,) = cited
+                repairs.append(f"{claim.claim_id}: tool_name {binding.tool_name!r} -> {tool!r}")
+                binding.tool_name = tool
+    return repairs
+
+
 class Executor(dspy.Module):
     """Evidence collector + V2 writer. ``toolbox`` is the session's recorded Toolbox for the current round."""
 
@@ -89,13 +111,16 @@ class Executor(dspy.Module):
                 self._toolbox = None
             return dspy.Prediction(raw_output=_dump_output(prediction.executor_output), mode="react")
         self._run_plan(plan, retry_context, toolbox)
-        evidence = format_evidence(toolbox.invocations(), self.max_evidence_chars)
+        invocations = toolbox.invocations()
+        evidence = format_evidence(invocations, self.max_evidence_chars)
         try:
             prediction = self.write(query=query, plan=plan, evidence=evidence, retry_context=retry_context)
         except dspy.utils.exceptions.AdapterParseError as exc:
             # Keep what the model wrote, verbatim: the Gatekeeper, not the adapter, decides what it is worth.
             return dspy.Prediction(raw_output=extract_field_json(str(exc.lm_response), "executor_output"), mode="plan")
-        return dspy.Prediction(raw_output=_dump_output(prediction.executor_output), mode="plan")
+        output = prediction.executor_output
+        repairs = name_cited_tools(output, invocations, set(toolbox.registry.names()))
+        return dspy.Prediction(raw_output=_dump_output(output), mode="plan", repairs=repairs)
 
     def _run_plan(self, plan: Plan, retry_context: RetryContext | None, toolbox: Any) -> None:
         done = set(retry_context.completed_queries) if retry_context else set()

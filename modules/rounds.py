@@ -37,7 +37,9 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
     elif not call.raw_texts:
         call.raw_texts.append(raw_output)
     parsed = parse_executor_output(raw_output)
-    record_step(store, session_id, round_number, call, f"parse={parsed.status}; {len(raw_output)} chars")
+    repairs = list(getattr(call.prediction, "repairs", None) or []) if call.ok else []
+    thought = f"parse={parsed.status}; {len(raw_output)} chars" + (f"; repaired {repairs}" if repairs else "")
+    record_step(store, session_id, round_number, call, thought)
 
     invocations = store.invocations(session_id)
     trace_summary = build_tool_trace_summary(invocations, parsed.data, retry)

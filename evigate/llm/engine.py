@@ -10,11 +10,8 @@ bounding it (see schema_bounds) because small models loop inside unbounded strin
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,9 +27,10 @@ from dspy.lm15 import (
     response_to_events,
 )
 
+from evigate.llm.grammar import grammar_text, usable_grammar
 from evigate.llm.json_text import repair_json_text
 from evigate.llm.models import DEFAULT_LOCAL_MODEL, local_model_spec, resolve_local_model
-from evigate.llm.requests import JsonFormat, chat_messages, response_format_of
+from evigate.llm.requests import chat_messages, response_format_of
 from evigate.llm.runtime import (
     LoadedModel,
     LoadSettings,
@@ -41,13 +39,10 @@ from evigate.llm.runtime import (
     load_model,
     perf_counters,
 )
-from evigate.llm.schema_bounds import SchemaBounds, bound_json_schema
-
-logger = logging.getLogger(__name__)
+from evigate.llm.schema_bounds import SchemaBounds
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_PROMPT_CACHE_MB = 256
-_GRAMMAR_CACHE_SIZE = 64
 
 
 class LlamaCppEngine:
@@ -58,8 +53,9 @@ class LlamaCppEngine:
         n_ctx: context window in tokens; defaults to the model's registered context length.
         n_threads: CPU threads; defaults to every core.
         bounds: limits added to unbounded strings/arrays/objects of every response schema.
-        prompt_cache_mb: RAM for llama.cpp's prompt-state cache (0 disables it); reusing the KV state of
-            a shared prompt prefix skips re-evaluating DSPy's long per-signature system prompts.
+        prompt_cache_mb: RAM for llama.cpp's prompt-state cache (0 disables it; default: the model's
+            registered value). Reusing the KV state of a shared prompt prefix skips re-evaluating DSPy's
+            long per-signature system prompts when agents take turns.
         default_max_tokens: used when a request sets no max_tokens.
         timeout: seconds one generation may take (after the model lock is acquired); None = no limit.
         cache_dir: where chunked models are assembled (default $EVIGATE_MODEL_CACHE or ~/.cache).
@@ -77,7 +73,7 @@ class LlamaCppEngine:
         n_ctx: int | None = None,
         n_threads: int | None = None,
         bounds: SchemaBounds | None = None,
-        prompt_cache_mb: int = DEFAULT_PROMPT_CACHE_MB,
+        prompt_cache_mb: int | None = None,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         timeout: float | None = None,
         cache_dir: str | None = None,
@@ -88,6 +84,8 @@ class LlamaCppEngine:
         self.n_ctx = n_ctx or (spec.context_length if spec else 8192)
         self.n_threads = n_threads or default_threads()
         self.bounds = bounds or SchemaBounds()
+        if prompt_cache_mb is None:
+            prompt_cache_mb = spec.prompt_cache_mb if spec else DEFAULT_PROMPT_CACHE_MB
         self.prompt_cache_mb = prompt_cache_mb
         self.default_max_tokens = default_max_tokens
         self.timeout = timeout
@@ -118,7 +116,7 @@ class LlamaCppEngine:
             options["seed"] = config.seed
         loaded = self.loaded()
         with loaded.lock:
-            options["grammar"] = _usable_grammar(loaded, gbnf) if gbnf is not None else None
+            options["grammar"] = usable_grammar(loaded, gbnf) if gbnf is not None else None
             prompt_evaluated_before = perf_counters(loaded.llama)[0]
             result = self._generate(loaded, messages, options)
             prompt_evaluated = perf_counters(loaded.llama)[0] - prompt_evaluated_before
@@ -172,7 +170,7 @@ class LlamaCppEngine:
             n_ctx=state.get("n_ctx"),
             n_threads=state.get("n_threads"),
             bounds=bounds,
-            prompt_cache_mb=state.get("prompt_cache_mb", DEFAULT_PROMPT_CACHE_MB),
+            prompt_cache_mb=state.get("prompt_cache_mb"),
             default_max_tokens=state.get("default_max_tokens", DEFAULT_MAX_TOKENS),
             timeout=state.get("timeout"),
         )
@@ -266,59 +264,3 @@ class AsyncLlamaCppEngine:
     def load_state(cls, state: dict[str, Any]) -> AsyncLlamaCppEngine:
         """Rebuild from `dump_state` output."""
         return cls(LlamaCppEngine.load_state(state))
-
-
-_gbnf_cache: OrderedDict[str, str] = OrderedDict()
-_gbnf_lock = threading.Lock()
-
-
-def grammar_text(json_format: JsonFormat, bounds: SchemaBounds) -> str:
-    """GBNF for the bounded schema (cached), or llama.cpp's plain JSON grammar when no schema is given.
-
-    A schema the converter cannot translate falls back to the plain JSON grammar (logged): still JSON,
-    the shape is checked later by the adapter.
-    """
-    from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
-
-    if json_format.schema is None:
-        return JSON_GBNF
-    schema = bound_json_schema(json_format.schema, bounds)
-    key = json.dumps(schema, sort_keys=True, ensure_ascii=False)
-    with _gbnf_lock:
-        cached = _gbnf_cache.get(key)
-        if cached is not None:
-            _gbnf_cache.move_to_end(key)
-            return cached
-    try:
-        gbnf = strict_string_chars(json_schema_to_gbnf(json.dumps(schema)))
-    except Exception as exc:  # the converter raises bare AssertionError/KeyError/ValueError on odd schemas
-        logger.warning("response schema not convertible to a grammar (%s); constraining to plain JSON", exc)
-        gbnf = JSON_GBNF
-    with _gbnf_lock:
-        _gbnf_cache[key] = gbnf
-        while len(_gbnf_cache) > _GRAMMAR_CACHE_SIZE:
-            _gbnf_cache.popitem(last=False)
-    return gbnf
-
-
-def _usable_grammar(loaded: LoadedModel, gbnf: str) -> Any:
-    """A LlamaGrammar llama.cpp accepts: `gbnf` itself, else (logged) the plain JSON grammar."""
-    from llama_cpp import LlamaGrammar
-    from llama_cpp.llama_grammar import JSON_GBNF
-
-    if not loaded.accepts_grammar(gbnf):
-        logger.warning("llama.cpp refused the response grammar (%d chars); constraining to plain JSON", len(gbnf))
-        gbnf = JSON_GBNF
-    return LlamaGrammar.from_string(gbnf, verbose=False)
-
-
-# llama-cpp-python's schema converter (0.3.x) lets a string character be anything but a quote or a
-# backslash, so models write raw newlines inside strings, which strict JSON parsers reject. Its own
-# JSON_GBNF excludes control characters; give schema grammars the same character class.
-_PERMISSIVE_CHAR_RULE = r'char ::= [^"\\] |'
-_STRICT_CHAR_RULE = r'char ::= [^"\\\x7F\x00-\x1F] |'
-
-
-def strict_string_chars(gbnf: str) -> str:
-    """`gbnf` with the converter's string-character rule narrowed to exclude control characters."""
-    return gbnf.replace(_PERMISSIVE_CHAR_RULE, _STRICT_CHAR_RULE)

@@ -42,3 +42,27 @@ def escape_control_chars_in_strings(text: str) -> str:
 
 def _escape(char: str) -> str:
     return _ESCAPES.get(char, f"\\u{ord(char):04x}")
+
+
+def repair_json_text(text: str) -> str:
+    """`text` with raw control characters escaped when, and only when, that turns it into valid JSON.
+
+    Free text (DSPy's `[[ ## field ## ]]` format, prose with quotes) is returned untouched, so this is safe
+    on every completion whatever format was asked for.
+    """
+    import json
+
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return text
+    try:
+        json.loads(stripped)
+        return text
+    except ValueError:
+        pass
+    escaped = escape_control_chars_in_strings(text)
+    try:
+        json.loads(escaped)
+    except ValueError:
+        return text
+    return escaped

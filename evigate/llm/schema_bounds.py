@@ -33,17 +33,21 @@ class SchemaBounds:
         max_array_items: `maxItems` given to every array without one.
         close_objects: set `additionalProperties: false` on objects that declare properties but leave
             extra keys open, so the model cannot append invented keys.
+        ceiling: the largest `maxLength`/`maxItems` kept; larger declared limits are lowered to it.
+            llama.cpp expands a bounded repetition into nested rules and its grammar parser refuses a
+            nesting of 1024 or more (measured with llama-cpp-python 0.3.36), so 1000 is the default.
     """
 
     max_string_length: int = 512
     max_array_items: int = 8
     close_objects: bool = True
+    ceiling: int = 1000
 
     def __post_init__(self) -> None:
-        if self.max_string_length < 1:
-            raise ValueError(f"max_string_length must be >= 1, got {self.max_string_length}")
-        if self.max_array_items < 1:
-            raise ValueError(f"max_array_items must be >= 1, got {self.max_array_items}")
+        for name in ("max_string_length", "max_array_items"):
+            value = getattr(self, name)
+            if not 1 <= value <= self.ceiling:
+                raise ValueError(f"{name} must be between 1 and {self.ceiling}, got {value}")
 
 
 def bound_json_schema(schema: JsonSchema, bounds: SchemaBounds | None = None) -> JsonSchema:
@@ -72,13 +76,12 @@ def _bound_in_place(node: Any, bounds: SchemaBounds) -> None:
     if not isinstance(node, dict):
         return
     types = _types_of(node)
-    if "string" in types and "maxLength" not in node and not any(k in node for k in _STRING_SHAPE_KEYS):
-        node["maxLength"] = max(bounds.max_string_length, _as_int(node.get("minLength")))
-    if "array" in types and "maxItems" not in node:
-        node["maxItems"] = max(bounds.max_array_items, _as_int(node.get("minItems")))
+    if "string" in types and not any(k in node for k in _STRING_SHAPE_KEYS):
+        node["maxLength"] = _limit(node, "maxLength", "minLength", bounds.max_string_length, bounds.ceiling)
+    if "array" in types:
+        node["maxItems"] = _limit(node, "maxItems", "minItems", bounds.max_array_items, bounds.ceiling)
     if bounds.close_objects and "object" in types and node.get("properties"):
-        if node.get("additionalProperties", True) is not False:
-            node["additionalProperties"] = False
+        node["additionalProperties"] = False
     for key in _SINGLE_SCHEMA_KEYS:
         _bound_in_place(node.get(key), bounds)
     for key in _SCHEMA_LIST_KEYS:
@@ -93,8 +96,15 @@ def _bound_in_place(node: Any, bounds: SchemaBounds) -> None:
                 _bound_in_place(child, bounds)
 
 
-def _as_int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _limit(node: JsonSchema, max_key: str, min_key: str, default: int, ceiling: int) -> int:
+    declared = node.get(max_key)
+    limit = min(declared, ceiling) if _is_int(declared) else default
+    minimum = node.get(min_key)
+    return max(limit, minimum) if _is_int(minimum) else limit
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_bounded(schema: JsonSchema) -> bool:

@@ -52,7 +52,6 @@ class ScriptedLlama:
             },
         }
 
-
     def _stream(self, text: str) -> Any:
         """Like llama.cpp's stream: one chunk per token (here: per character), generated lazily."""
         self.perf[0] += self.evaluated
@@ -256,3 +255,9 @@ def test_thread_count_comes_from_the_environment_when_set(monkeypatch: pytest.Mo
         default_threads()
     monkeypatch.delenv("EVIGATE_LLAMA_THREADS")
     assert default_threads() == (os.cpu_count() or 1)
+
+
+def test_prompt_cache_defaults_follow_the_measured_model_setting() -> None:
+    assert LlamaCppEngine("qwen2.5-coder-0.5b").prompt_cache_mb == 256
+    assert LlamaCppEngine("gemma3-270m").prompt_cache_mb == 0  # its SWA state costs more to save than it saves
+    assert LlamaCppEngine("qwen2.5-coder-0.5b", prompt_cache_mb=0).prompt_cache_mb == 0

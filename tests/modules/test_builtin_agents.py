@@ -209,3 +209,39 @@ def test_executor_react_mode_records_every_tool_call_including_bad_ones(world_db
     calls = store.invocations(session_id)
     assert [(inv.tool_name, inv.success) for inv in calls] == [("query_order", True), ("query_metrics", False)]
     assert calls[1].error
+
+
+def test_tool_names_that_are_no_tool_are_named_from_the_cited_calls() -> None:
+    from evigate.modules.executor import name_cited_tools
+    from evigate.signatures import ExecutorOutputV2, ToolInvocation
+
+    calls = [
+        ToolInvocation(id=7, session_id="s", tool_name="query_logs"),
+        ToolInvocation(id=8, session_id="s", tool_name="query_order"),
+    ]
+
+    def binding(tool: str, ids: list[int]) -> dict[str, Any]:
+        return {"tool_name": tool, "source_invocation_ids": ids, "evidence_excerpt": "x"}
+
+    output = ExecutorOutputV2.model_validate(
+        {
+            "claims": [
+                {
+                    "claim_id": "a",
+                    "claim_type": "symptom",
+                    "claim_text": "t",
+                    "support_level": "direct",
+                    "evidence_bindings": [
+                        binding("payment-service", [7]),  # a service name: repaired
+                        binding("query_order", [7]),  # a different real tool: left to the Gatekeeper
+                        binding("pay-gateway", [7, 8]),  # two tools cited: ambiguous, left
+                        binding("payment-service", [999]),
+                    ],
+                },  # unknown id: left
+            ]
+        }
+    )
+    repairs = name_cited_tools(output, calls, {"query_logs", "query_order", "query_metrics"})
+    names = [b.tool_name for b in output.claims[0].evidence_bindings]
+    assert names == ["query_logs", "query_order", "pay-gateway", "payment-service"]
+    assert repairs == ["a: tool_name 'payment-service' -> 'query_logs'"]

@@ -1,0 +1,190 @@
+"""Loaded llama.cpp models, shared per process: one `Llama` per (file, context settings), one lock each.
+
+A GGUF is ~100–500 MB of weights plus a KV cache; every DSPy LM that names the same model shares one
+loaded instance instead of loading its own. `Llama` is not thread-safe, so each instance carries the lock
+that serialises generation on it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evigate.errors import ModelError
+
+EXTRA_BUFFERS_ENV = "EVIGATE_LLAMA_EXTRA_BUFFERS"
+THREADS_ENV = "EVIGATE_LLAMA_THREADS"
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    """What makes two loaded instances different (and so not shareable)."""
+
+    path: Path
+    n_ctx: int
+    n_threads: int
+    chat_format: str | None
+    prompt_cache_bytes: int
+    use_extra_buffers: bool
+
+
+@dataclass
+class LoadedModel:
+    """A loaded `Llama`, the lock that serialises its use, and how long loading took."""
+
+    llama: Any
+    settings: LoadSettings
+    load_seconds: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    grammar_checks: dict[str, bool] = field(default_factory=dict)
+
+    def accepts_grammar(self, gbnf: str) -> bool:
+        """Whether llama.cpp's grammar parser accepts `gbnf` for this model's vocabulary (cached).
+
+        llama-cpp-python adds the grammar sampler without checking it: a grammar the parser refuses
+        becomes a NULL sampler and the process dies with SIGSEGV at the first token. Building the
+        sampler once here, and checking it, turns that into a False. Call with `lock` held.
+        """
+        known = self.grammar_checks.get(gbnf)
+        if known is None:
+            import llama_cpp
+
+            sampler = llama_cpp.llama_sampler_init_grammar(self.llama._model.vocab, gbnf.encode("utf-8"), b"root")
+            known = bool(sampler)
+            if sampler:
+                llama_cpp.llama_sampler_free(sampler)
+            self.grammar_checks[gbnf] = known
+        return known
+
+
+_loaded: dict[LoadSettings, LoadedModel] = {}
+_registry_lock = threading.Lock()
+
+
+def default_threads() -> int:
+    """$EVIGATE_LLAMA_THREADS, else every core (generation is the only heavy work while a model call runs).
+
+    llama.cpp's threads meet at a barrier after every operation; when another process holds a core,
+    each barrier waits for a descheduled thread. Measured on 2 cores with two other busy processes:
+    Qwen 0.5B decoded 1 tok/s with 2 threads and 14 tok/s with 1. Set the variable to 1 on shared CPUs.
+    """
+    configured = os.environ.get(THREADS_ENV, "").strip()
+    if configured:
+        try:
+            threads = int(configured)
+        except ValueError:
+            raise ModelError(f"{THREADS_ENV} must be a positive integer, got {configured!r}") from None
+        if threads < 1:
+            raise ModelError(f"{THREADS_ENV} must be a positive integer, got {configured!r}")
+        return threads
+    return max(1, os.cpu_count() or 1)
+
+
+def extra_buffers_enabled() -> bool:
+    """Whether llama.cpp may use extra weight buffer types (AMX / repacked layouts); off unless the env says 1.
+
+    A native build of llama-cpp-python 0.3.36 on a CPU that reports AMX repacks weights into AMX tiles,
+    and the first decode then dies with SIGSEGV in sandboxes that do not grant tile state (measured on
+    the project machine). Plain CPU buffers always work; set EVIGATE_LLAMA_EXTRA_BUFFERS=1 where AMX runs.
+    """
+    return os.environ.get(EXTRA_BUFFERS_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def load_model(settings: LoadSettings) -> LoadedModel:
+    """The shared instance for `settings`, loading it on first use."""
+    with _registry_lock:
+        loaded = _loaded.get(settings)
+        if loaded is None:
+            loaded = _load(settings)
+            _loaded[settings] = loaded
+        return loaded
+
+
+def unload_all() -> None:
+    """Drop every shared instance (tests and benchmarks that need a cold start)."""
+    with _registry_lock:
+        for loaded in _loaded.values():
+            with loaded.lock:
+                loaded.llama.close()
+        _loaded.clear()
+
+
+def _close_at_exit() -> None:
+    # Llama.__del__ at interpreter teardown calls into half-destroyed modules and prints a TypeError;
+    # closing while the interpreter is whole avoids that. A model still generating is left alone.
+    with _registry_lock:
+        for loaded in _loaded.values():
+            if loaded.lock.acquire(blocking=False):
+                try:
+                    loaded.llama.close()
+                finally:
+                    loaded.lock.release()
+        _loaded.clear()
+
+
+atexit.register(_close_at_exit)
+
+
+def _load(settings: LoadSettings) -> LoadedModel:
+    import time
+
+    try:
+        import llama_cpp
+    except ImportError as exc:  # the runtime is a dependency, but a broken build shows up here
+        raise ModelError(
+            f"llama-cpp-python is not importable ({exc}); install it with: pip install llama-cpp-python"
+        ) from exc
+    started = time.perf_counter()
+    try:
+        with _model_params_override(use_extra_buffers=settings.use_extra_buffers):
+            llama = llama_cpp.Llama(
+                model_path=str(settings.path),
+                n_ctx=settings.n_ctx,
+                n_threads=settings.n_threads,
+                n_threads_batch=settings.n_threads,
+                chat_format=settings.chat_format,
+                verbose=False,
+            )
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise ModelError(f"llama.cpp could not load {settings.path}: {exc}") from exc
+    if settings.prompt_cache_bytes > 0:
+        llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=settings.prompt_cache_bytes))
+    return LoadedModel(llama=llama, settings=settings, load_seconds=time.perf_counter() - started)
+
+
+# Llama() offers no argument for llama_model_params.use_extra_bufts; it reads the defaults from this one
+# module function. Swapping it only while a model loads (under _registry_lock) changes nothing else.
+@contextlib.contextmanager
+def _model_params_override(*, use_extra_buffers: bool) -> Iterator[None]:
+    import llama_cpp.llama as llama_module
+
+    if use_extra_buffers:
+        yield
+        return
+    bindings = llama_module.llama_cpp
+    original = bindings.llama_model_default_params
+
+    def without_extra_buffers() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    bindings.llama_model_default_params = without_extra_buffers
+    try:
+        yield
+    finally:
+        bindings.llama_model_default_params = original
+
+
+def perf_counters(llama: Any) -> tuple[int, int, float, float]:
+    """(prompt tokens evaluated, tokens generated, prompt ms, generation ms) since the context was created."""
+    import llama_cpp
+
+    data = llama_cpp.llama_perf_context(llama.ctx)
+    return int(data.n_p_eval), int(data.n_eval), float(data.t_p_eval_ms), float(data.t_eval_ms)
