@@ -68,11 +68,12 @@ _registry_lock = threading.Lock()
 
 
 def default_threads() -> int:
-    """$EVIGATE_LLAMA_THREADS, else every core (generation is the only heavy work while a model call runs).
+    """$EVIGATE_LLAMA_THREADS, else every core but one.
 
-    llama.cpp's threads meet at a barrier after every operation; when another process holds a core,
-    each barrier waits for a descheduled thread. Measured on 2 cores with two other busy processes:
-    Qwen 0.5B decoded 1 tok/s with 2 threads and 14 tok/s with 1. Set the variable to 1 on shared CPUs.
+    llama.cpp's threads meet at a barrier after every operation; when another process holds a core, each
+    barrier waits for a descheduled thread. Measured on 2 cores with two other busy processes: Qwen 0.5B decoded
+    1 tok/s with 2 threads and 14 tok/s with 1 (quiet machine, 2 threads: 21 tok/s). An incident tool runs when
+    machines are busy, so the default gives up some peak speed to never fall off that cliff.
     """
     configured = os.environ.get(THREADS_ENV, "").strip()
     if configured:
@@ -83,7 +84,7 @@ def default_threads() -> int:
         if threads < 1:
             raise ModelError(f"{THREADS_ENV} must be a positive integer, got {configured!r}")
         return threads
-    return max(1, os.cpu_count() or 1)
+    return max(1, (os.cpu_count() or 1) - 1)
 
 
 def extra_buffers_enabled() -> bool:

@@ -254,7 +254,7 @@ def test_thread_count_comes_from_the_environment_when_set(monkeypatch: pytest.Mo
     with pytest.raises(ModelError, match="EVIGATE_LLAMA_THREADS"):
         default_threads()
     monkeypatch.delenv("EVIGATE_LLAMA_THREADS")
-    assert default_threads() == (os.cpu_count() or 1)
+    assert default_threads() == max(1, (os.cpu_count() or 1) - 1)  # one core left for everything else
 
 
 def test_prompt_cache_defaults_follow_the_measured_model_setting() -> None:
