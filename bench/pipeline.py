@@ -39,8 +39,10 @@ def main() -> None:
     program = DiagnosisProgram.from_settings(database=workdir / "evigate.duckdb", **overrides)
     setup = time.perf_counter() - started
     store: AuditStore = program.store
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-          f"model: {program.settings.models.default}; executor mode: {program.settings.executor.mode}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+        f"model: {program.settings.models.default}; executor mode: {program.settings.executor.mode}"
+    )
     print(f"setup (settings, world build, gatekeeper): {setup:.1f} s; query: {args.query}\n")
     print(f"{'run':<5}{'round':<7}{'agent':<10}{'seconds':>9}{'prompt tok':>12}{'completion tok':>16}{'tok/s':>8}")
     round_seconds: dict[str, list[float]] = defaultdict(list)
@@ -54,17 +56,23 @@ def main() -> None:
             seconds = (step["latency_ms"] or 0) / 1000
             per_round[step["round"]] += seconds
             speed = step["completion_tokens"] / seconds if seconds else 0.0
-            print(f"{run:<5}{step['round']:<7}{step['agent']:<10}{seconds:>9.1f}{step['prompt_tokens']:>12}"
-                  f"{step['completion_tokens']:>16}{speed:>8.1f}")
+            print(
+                f"{run:<5}{step['round']:<7}{step['agent']:<10}{seconds:>9.1f}{step['prompt_tokens']:>12}"
+                f"{step['completion_tokens']:>16}{speed:>8.1f}"
+            )
         for number, seconds in sorted(per_round.items()):
             round_seconds[label].append(seconds)
             print(f"      round {number} agents total: {seconds:.1f} s")
-        print(f"run {run} ({label}): {wall:.1f} s wall, {result.rounds} round(s), verdict {result.verdict}, "
-              f"{result.output_type}\n")
+        print(
+            f"run {run} ({label}): {wall:.1f} s wall, {result.rounds} round(s), verdict {result.verdict}, "
+            f"{result.output_type}\n"
+        )
     for label, values in round_seconds.items():
         mean = statistics.mean(values)
-        print(f"{label}: mean {mean:.1f} s per round over {len(values)} round(s); "
-              f"ratio to the 30 s target: {mean / 30:.2f}")
+        print(
+            f"{label}: mean {mean:.1f} s per round over {len(values)} round(s); "
+            f"ratio to the 30 s target: {mean / 30:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""Labelled fixture files shipped with evigate (data only)."""

@@ -1,0 +1,1 @@
+"""Composer fixture cases, one YAML file per case (data only)."""

@@ -1,0 +1,161 @@
+"""What an optimization or evaluation job runs on: split examples, the agent module, the LM, the program dir."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from evigate.datasets import (
+    SPLITS,
+    ComposerCase,
+    VerifierCase,
+    composer_example,
+    dataset_digest,
+    load_composer_cases,
+    load_verifier_cases,
+    verifier_example,
+)
+
+
+@dataclass
+class AgentData:
+    """Examples per split, the cases behind them by id, dataset rows for MLflow and a digest per split."""
+
+    splits: dict[str, list[dspy.Example]] = field(default_factory=dict)
+    cases: dict[str, VerifierCase | ComposerCase] = field(default_factory=dict)
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)
+
+
+def balanced_head(cases: Sequence[Any], key: Callable[[Any], str], limit: int | None) -> list[Any]:
+    """The first ``limit`` cases taken round-robin across ``key`` groups, so a cut-down split keeps every verdict."""
+    if limit is None or limit >= len(cases):
+        return list(cases)
+    groups: dict[str, list[Any]] = {}
+    for case in cases:
+        groups.setdefault(key(case), []).append(case)
+    picked: list[Any] = []
+    queues = [list(group) for _, group in sorted(groups.items())]
+    while len(picked) < limit and any(queues):
+        for queue in queues:
+            if queue and len(picked) < limit:
+                picked.append(queue.pop(0))
+    return picked
+
+
+def load_agent_data(agent: str, sets: Sequence[str] = ("demo_world", "holmesgpt"),
+                    eval_limit: int | None = None, splits: Sequence[str] = SPLITS) -> AgentData:
+    """Load an agent's fixtures; ``eval_limit`` caps the dev and test splits (never train)."""
+    data = AgentData()
+    for split in splits:
+        if agent == "verifier":
+            cases: list[Any] = load_verifier_cases(sets, split)
+            if split != "train":
+                cases = balanced_head(cases, lambda c: c.gold_verdict, eval_limit)
+            data.splits[split] = [verifier_example(case) for case in cases]
+            data.rows[split] = [_verifier_row(case) for case in cases]
+        elif agent == "composer":
+            cases = load_composer_cases(split)
+            if split != "train":
+                cases = balanced_head(cases, lambda c: c.composer_input.verdict, eval_limit)
+            data.splits[split] = [composer_example(case) for case in cases]
+            data.rows[split] = [_composer_row(case) for case in cases]
+        else:
+            raise ValueError(f"unknown agent {agent!r}; known: verifier, composer")
+        data.cases.update({case.case_id: case for case in cases})
+        data.digests[split] = dataset_digest(cases)
+    return data
+
+
+def _verifier_row(case: VerifierCase) -> dict[str, Any]:
+    return {
+        "case_id": case.case_id, "source": case.source, "split": case.split, "tags": ",".join(case.tags),
+        "query": case.verifier_input.original_query, "gold_verdict": case.gold_verdict,
+        "gold_labels": json.dumps(case.gold_labels, ensure_ascii=False), "claims": str(len(case.gold_labels)),
+        "gatekeeper_status": case.verifier_input.gatekeeper_result.status,
+    }
+
+
+def _composer_row(case: ComposerCase) -> dict[str, Any]:
+    return {
+        "case_id": case.case_id, "split": case.split, "tags": ",".join(case.tags),
+        "verdict": case.composer_input.verdict, "allowed_claims": str(len(case.composer_input.allowed_claims)),
+        "must_contain": json.dumps(case.must_contain, ensure_ascii=False),
+        "must_not_contain": json.dumps(case.must_not_contain, ensure_ascii=False),
+    }
+
+
+def new_module(agent: str) -> dspy.Module:
+    """A fresh built-in agent module (the baseline)."""
+    if agent == "verifier":
+        from evigate.modules.verifier import Verifier
+
+        return Verifier()
+    if agent == "composer":
+        from evigate.modules.composer import Composer
+
+        return Composer()
+    raise ValueError(f"unknown agent {agent!r}; known: verifier, composer")
+
+
+def load_saved_module(agent: str, program_dir: str | Path | None = None) -> tuple[dspy.Module, Path | None]:
+    """The agent module with its saved state from ``<program_dir>/<agent>.json`` if present (else built-in)."""
+    module = new_module(agent)
+    state = resolve_program_dir(program_dir) / f"{agent}.json"
+    if state.is_file():
+        module.load(str(state))
+        return module, state
+    return module, None
+
+
+def resolve_program_dir(program_dir: str | Path | None) -> Path:
+    """``program_dir`` or the settings' (``EVIGATE_PROGRAM_DIR``, default ``artifacts/program``)."""
+    if program_dir is not None:
+        return Path(program_dir)
+    from evigate.settings import load_settings
+
+    return Path(load_settings().program_dir)
+
+
+LOCAL_EVAL_LIMIT = 6
+"""Default dev/test cap for ``local/`` models: on 2 CPU cores one Verifier call takes minutes, so an unbounded
+evaluation of ~60 examples per split would not finish in any useful time. ``--eval-limit`` overrides it."""
+
+
+def is_local_model(model_name: str) -> bool:
+    return model_name == "local" or model_name.startswith("local/")
+
+
+def default_eval_limit(eval_limit: int | None, model_name: str) -> int | None:
+    """``eval_limit`` if given (0 = everything), else :data:`LOCAL_EVAL_LIMIT` for local models, else everything."""
+    if eval_limit is not None:
+        return eval_limit or None
+    return LOCAL_EVAL_LIMIT if is_local_model(model_name) else None
+
+
+def resolve_lm(agent: str, model: str | None, lm: Any, llm_threads: int | None = None) -> tuple[Any, str]:
+    """An injected LM as is, else ``make_lm(model or the agent's model in settings)``; returns (lm, its name).
+
+    A local model gets the settings' per-call time limit (``timeouts.agent_seconds``), so one runaway generation
+    cannot stall a job: the call fails, is scored as an empty prediction, and the job moves on. ``llm_threads``
+    sets llama.cpp's thread count: on a machine whose cores are busy with other work, fewer threads than cores is
+    much faster (measured here: 8.9 s with 1 thread vs 106 s with 2 for the same 58-token answer while another
+    process held one of the two cores), because llama.cpp's threads spin-wait on each other.
+    """
+    if lm is not None:
+        return lm, str(getattr(lm, "model", type(lm).__name__))
+    from evigate.settings import load_settings
+
+    settings = load_settings()
+    model = model or settings.models.for_agent(agent)  # type: ignore[arg-type]
+    from evigate.llm import make_lm
+
+    if is_local_model(model):
+        options = {"n_threads": llm_threads} if llm_threads else {}
+        return make_lm(model, timeout=settings.timeouts.agent_seconds, **options), model
+    return make_lm(model), model

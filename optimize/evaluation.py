@@ -1,0 +1,140 @@
+"""Evaluate one agent on labelled examples through ``dspy.Evaluate`` (so MLflow autologging sees it).
+
+Every example is scored again after the run with the detailed scorer, which yields the per-claim outcomes and the
+set-level summary; the score DSPy prints is not used.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import dspy
+
+from evigate.datasets.loaders import case_of
+from evigate.optimize.composer_metric import (
+    ComposerMetric,
+    ComposerScore,
+    ComposerSummary,
+    score_composer,
+    summarize_composer,
+)
+from evigate.optimize.verifier_metric import (
+    GateCache,
+    VerifierMetric,
+    VerifierScore,
+    VerifierSummary,
+    score_verifier,
+    summarize_verifier,
+)
+
+Agent = Literal["verifier", "composer"]
+AGENTS: tuple[Agent, ...] = ("verifier", "composer")
+Tick = Callable[[], None]
+
+
+@dataclass
+class EvalResult:
+    """One agent evaluated on one list of examples."""
+
+    agent: str
+    label: str
+    summary: VerifierSummary | ComposerSummary
+    scores: list[VerifierScore] | list[ComposerScore]
+    predictions: list[Any] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def metrics(self, prefix: str = "") -> dict[str, float]:
+        return self.summary.metrics(prefix)
+
+
+class TickingMetric:
+    """Wraps a metric to report each scored example (drives a progress bar); keeps the metric's name."""
+
+    def __init__(self, metric: Any, tick: Tick | None) -> None:
+        self.metric = metric
+        self.tick = tick
+        self.__name__ = getattr(metric, "__name__", type(metric).__name__)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self.metric(*args, **kwargs)
+        finally:
+            if self.tick is not None:
+                self.tick()
+
+
+def metric_for(agent: str, *, feedback: bool = False, gates: GateCache | None = None) -> Any:
+    """The DSPy metric of an agent."""
+    if agent == "verifier":
+        return VerifierMetric(feedback=feedback, gates=gates)
+    if agent == "composer":
+        return ComposerMetric(feedback=feedback)
+    raise ValueError(f"no metric for agent {agent!r}; known: {', '.join(AGENTS)}")
+
+
+def evaluate_agent(agent: str, module: Any, examples: Sequence[dspy.Example], *, label: str = "dev",
+                   num_threads: int = 1, tick: Tick | None = None, gates: GateCache | None = None) -> EvalResult:
+    """Run ``module`` on every example with ``dspy.Evaluate`` and score the predictions in detail.
+
+    A module that raises on an example gets an empty prediction, scored like a Verifier that checked nothing
+    (every claim unsupported) or a Composer that answered nothing (score 0); errors never abort the run.
+    """
+    if not examples:
+        raise ValueError(f"no {agent} examples to evaluate for {label!r}")
+    gates = gates or (GateCache() if agent == "verifier" else None)
+    metric = metric_for(agent, gates=gates)
+    evaluator = dspy.Evaluate(
+        devset=list(examples),
+        metric=TickingMetric(metric, tick),
+        num_threads=num_threads,
+        display_progress=False,
+        max_errors=len(examples) + 1,
+        provide_traceback=False,
+    )
+    started = time.perf_counter()
+    outcome = evaluator(module)
+    seconds = time.perf_counter() - started
+    scores: list[Any] = []
+    predictions = []
+    for example, prediction, _ in outcome.results:
+        predictions.append(prediction)
+        failed = not any(key in prediction for key in ("verifier_output", "composer_output"))
+        if failed and tick is not None:
+            tick()  # the metric never ran for a failed example; keep the progress bar honest
+        error = "the module raised or returned no output" if failed else None
+        if agent == "verifier":
+            scores.append(score_verifier(case_of(example), prediction, gates, error=error))
+        else:
+            scores.append(score_composer(case_of(example), prediction, error=error))
+    summary = summarize_verifier(scores) if agent == "verifier" else summarize_composer(scores)
+    return EvalResult(agent, label, summary, scores, predictions, seconds)
+
+
+def per_claim_rows(result: EvalResult, cases: dict[str, Any], stage: str) -> list[dict[str, Any]]:
+    """One row per claim (Verifier) or per case (Composer) for the MLflow results table."""
+    rows: list[dict[str, Any]] = []
+    for score in result.scores:
+        case = cases[score.case_id]
+        if isinstance(score, VerifierScore):
+            for claim in score.claims:
+                rows.append({
+                    "stage": stage, "split": result.label, "case_id": score.case_id, "source": case.source,
+                    "tags": ",".join(case.tags), "claim_id": claim.claim_id, "gold": claim.gold,
+                    "acceptable": ",".join(case.acceptable_labels.get(claim.claim_id, [])),
+                    "predicted": claim.predicted, "checked": claim.checked, "correct": claim.correct,
+                    "gold_verdict": score.gold_verdict, "code_verdict": score.code_verdict,
+                    "model_verdict": score.model_verdict or "", "case_score": round(score.score, 4),
+                })
+        else:
+            rows.append({
+                "stage": stage, "split": result.label, "case_id": score.case_id, "verdict": score.verdict,
+                "score": round(score.score, 4), "clean": score.clean, "coverage": round(score.coverage, 4),
+                "expression": round(score.expression, 4), "violations": " | ".join(score.violations),
+                "forbidden_hits": " | ".join(score.forbidden_hits),
+                "missing": " | ".join("/".join(group) for group in score.missing_groups),
+                "expression_failures": " | ".join(score.expression_failures),
+            })
+    return rows
