@@ -14,7 +14,7 @@ from typing import Any
 import dspy
 
 from evigate.datasets.world import extract_query_entities, load_skills, template_values
-from evigate.datasets.world.skills import PLACEHOLDER
+from evigate.datasets.world.skills import fill_placeholders
 from evigate.modules.executor import step_key
 from evigate.signatures import Plan, PlanStep, RetryContext
 from evigate.signatures.agents import PlanIncident
@@ -83,7 +83,7 @@ class Planner(dspy.Module):
         for key, value in step.args.items():
             if key not in allowed:
                 continue
-            filled = _fill(value, values)
+            filled = fill_placeholders(value, values)
             if filled is not None:
                 args[key] = filled
         required = {name for name, field in tool.Args.model_fields.items() if field.is_required()}
@@ -124,28 +124,6 @@ def best_skill(skills: Sequence[Any], query: str) -> Any:
         return len(query_grams & grams) / (len(query_grams) or 1) + 2.0 * len(codes)
 
     return max(skills, key=score)
-
-
-def _fill(value: Any, values: Mapping[str, Any]) -> Any:
-    """Fill ``{placeholder}`` / ``{placeholder|default}`` from the query; an unfillable one drops the argument."""
-    if not isinstance(value, str) or "{" not in value:
-        return value
-    whole = PLACEHOLDER.fullmatch(value)
-    if whole:  # a lone placeholder keeps the value's type
-        found = values.get(whole.group(1))
-        return found if found not in (None, "") else whole.group(2)
-    missing = False
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal missing
-        found = values.get(match.group(1))
-        if found in (None, ""):
-            missing = missing or match.group(2) is None
-            return match.group(2) or ""
-        return str(found)
-
-    filled = PLACEHOLDER.sub(replace, value)
-    return None if missing else filled
 
 
 def _bigrams(text: str) -> set[str]:

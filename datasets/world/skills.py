@@ -63,14 +63,15 @@ class Skill(BaseModel):
                 continue
             args = {}
             for key, template in step.args.items():
-                filled = _fill(template, values)
+                filled = fill_placeholders(template, values)
                 if filled is not None:
                     args[key] = filled
             steps.append(PlanStep(tool=step.tool, args=args, purpose=step.purpose))
         return steps
 
 
-def _fill(template: Any, values: Mapping[str, Any]) -> Any:
+def fill_placeholders(template: Any, values: Mapping[str, Any]) -> Any:
+    """Fill ``{name}`` / ``{name|default}`` from ``values``; None when a placeholder has neither (drop the argument)."""
     if not isinstance(template, str):
         return template
     whole = PLACEHOLDER.fullmatch(template)
