@@ -55,6 +55,11 @@ class ModelSettings(_Section):
     api_base: str | None = Field(default=None, description="e.g. a vLLM or Ollama server URL")
     api_key: str | None = None
 
+    local_bounds: dict[str, int] = Field(
+        default_factory=lambda: {"max_string_length": 240, "max_array_items": 5},
+        description="JSON-schema limits the embedded model decodes under (small models loop on unbounded fields)",
+    )
+
     def for_agent(self, agent: AgentName) -> str:
         return getattr(self, agent) or self.default
 

@@ -126,7 +126,10 @@ class DiagnosisProgram(dspy.Module):
             options["api_key"] = models.api_key
         # The local engine aborts a generation at this deadline, so a timed-out call does not keep the model busy.
         options["timeout"] = self.settings.timeouts.agent_seconds
-        self._lms[agent] = make_lm(models.for_agent(agent), **options)
+        model = models.for_agent(agent)
+        if model.startswith("local/"):
+            options.update(models.local_bounds)
+        self._lms[agent] = make_lm(model, **options)
         return self._lms[agent]
 
     def toolbox(self, session_id: str, round_number: int) -> Toolbox:
