@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from evigate.rules.base import RuleContext
 from evigate.rules.entities import Entity, extract_entities
-from evigate.rules.session import InvocationView, binding_ids
+from evigate.rules.session import InvocationView, binding_ids, iter_bindings, iter_claims, text_of
 from evigate.rules.text import excerpt_similarity
 
 EvidenceSource = Literal["output_preview", "retrieval_details", "tool_trace_summary"]
@@ -17,6 +18,26 @@ DEFAULT_TRUNCATION_MARKERS: tuple[str, ...] = (
     "…", "...", "[truncated]", "(truncated)", "<truncated>", "[截断]", "（已截断）", "(已截断)", "...(truncated)",
 )
 _TOKEN = re.compile(r"[A-Za-z0-9_.%\-]{3,}|[\u3400-\u9fff]{2,}")
+
+
+@dataclass(frozen=True)
+class CitedExcerpt:
+    """One claim binding with a non-empty excerpt and the session invocations it cites."""
+
+    target: str
+    excerpt: str
+    views: list[InvocationView]
+
+
+def cited_excerpts(context: RuleContext) -> Iterator[CitedExcerpt]:
+    """Every claim binding whose excerpt can be compared with real calls (what the excerpt rules judge)."""
+    for claim_index, claim in iter_claims(context.data):
+        for binding_index, binding in iter_bindings(claim):
+            excerpt = text_of(binding, "evidence_excerpt")
+            views = cited_views(context, binding)
+            if excerpt.strip() and views:
+                target = f"claims[{claim_index}].evidence_bindings[{binding_index}].evidence_excerpt"
+                yield CitedExcerpt(target, excerpt, views)
 
 
 def cited_views(context: RuleContext, binding: Mapping[str, Any]) -> list[InvocationView]:

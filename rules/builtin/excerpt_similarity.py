@@ -11,13 +11,13 @@ from evigate.rules.evidence import (
     ALL_SOURCES,
     DEFAULT_TRUNCATION_MARKERS,
     EvidenceSource,
-    cited_views,
+    cited_excerpts,
     claim_entities,
     excerpt_score,
     format_ids,
     is_verbatim,
 )
-from evigate.rules.session import InvocationView, iter_bindings, iter_claims, text_of
+from evigate.rules.session import InvocationView
 
 
 class ExcerptSimilarityParams(RuleParams):
@@ -56,25 +56,20 @@ class ExcerptSimilarity(Rule):
 
     def validate(self, context: RuleContext, params: ExcerptSimilarityParams) -> list[RuleFinding]:
         findings: list[RuleFinding] = []
-        for claim_index, claim in iter_claims(context.data):
-            for binding_index, binding in iter_bindings(claim):
-                excerpt = text_of(binding, "evidence_excerpt")
-                views = cited_views(context, binding)
-                if not excerpt.strip() or not views:
-                    continue
-                target = f"claims[{claim_index}].evidence_bindings[{binding_index}].evidence_excerpt"
-                score = excerpt_score(context, excerpt, views, params.compare_against, params.truncation_markers)
-                if score < params.warn_threshold:
-                    findings.append(RuleFinding(target, f"excerpt similarity {score:.2f} < {params.warn_threshold:.2f} "
-                                                        f"against invocation(s) {format_ids(views)}"))
-                    continue
-                altered = self._altered_values(context, params, excerpt, views)
-                if altered:
-                    findings.append(RuleFinding(target, f"excerpt values {altered} do not occur in invocation(s) "
-                                                        f"{format_ids(views)}"))
-                elif score < params.pass_threshold:
-                    findings.append(RuleFinding(target, f"excerpt similarity {score:.2f} < {params.pass_threshold:.2f} "
-                                                        f"against invocation(s) {format_ids(views)}", "warn"))
+        for cited in cited_excerpts(context):
+            target, excerpt, views = cited.target, cited.excerpt, cited.views
+            score = excerpt_score(context, excerpt, views, params.compare_against, params.truncation_markers)
+            if score < params.warn_threshold:
+                findings.append(RuleFinding(target, f"excerpt similarity {score:.2f} < {params.warn_threshold:.2f} "
+                                                    f"against invocation(s) {format_ids(views)}"))
+                continue
+            altered = self._altered_values(context, params, excerpt, views)
+            if altered:
+                findings.append(RuleFinding(target, f"excerpt values {altered} do not occur in invocation(s) "
+                                                    f"{format_ids(views)}"))
+            elif score < params.pass_threshold:
+                findings.append(RuleFinding(target, f"excerpt similarity {score:.2f} < {params.pass_threshold:.2f} "
+                                                    f"against invocation(s) {format_ids(views)}", "warn"))
         return findings
 
     @staticmethod

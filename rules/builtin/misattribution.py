@@ -10,12 +10,12 @@ from evigate.rules.evidence import (
     ALL_SOURCES,
     DEFAULT_TRUNCATION_MARKERS,
     EvidenceSource,
-    cited_views,
+    cited_excerpts,
     distinctive_tokens,
     excerpt_score,
     format_ids,
 )
-from evigate.rules.session import InvocationView, iter_bindings, iter_claims, text_of
+from evigate.rules.session import InvocationView
 from evigate.rules.text import compact, fold
 
 MAX_CANDIDATES = 2
@@ -47,22 +47,16 @@ class Misattribution(Rule):
 
     def validate(self, context: RuleContext, params: MisattributionParams) -> list[RuleFinding]:
         findings: list[RuleFinding] = []
-        for claim_index, claim in iter_claims(context.data):
-            for binding_index, binding in iter_bindings(claim):
-                excerpt = text_of(binding, "evidence_excerpt")
-                views = cited_views(context, binding)
-                if not excerpt.strip() or not views:
-                    continue
-                cited = excerpt_score(context, excerpt, views, params.compare_against, params.truncation_markers)
-                if cited >= params.fail_threshold:
-                    continue
-                message = self._copied(context, params, excerpt, views, cited) or self._foreign(
-                    context, params, excerpt, views
-                )
-                if message:
-                    findings.append(RuleFinding(
-                        f"claims[{claim_index}].evidence_bindings[{binding_index}].evidence_excerpt", message
-                    ))
+        for cited in cited_excerpts(context):
+            excerpt, views = cited.excerpt, cited.views
+            score = excerpt_score(context, excerpt, views, params.compare_against, params.truncation_markers)
+            if score >= params.fail_threshold:
+                continue
+            message = self._copied(context, params, excerpt, views, score) or self._foreign(
+                context, params, excerpt, views
+            )
+            if message:
+                findings.append(RuleFinding(cited.target, message))
         return findings
 
     def _others(self, context: RuleContext, views: list[InvocationView]) -> list[InvocationView]:
