@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import dspy
-
 from evigate.datasets.fixtures import ComposerCase
 from evigate.datasets.loaders import case_of
+from evigate.optimize.metric_base import CaseMetric
 from evigate.signatures import ComposerInput, ComposerOutput
 
 GAP_MARKERS = ("缺口", "缺少", "尚未", "无法确认", "不能确认", "还不能", "仍需", "待确认", "需要进一步", "证据不足",
@@ -129,23 +128,16 @@ def score_composer(case: ComposerCase, prediction: Any, *, error: str | None = N
                          error)
 
 
-class ComposerMetric:
-    """DSPy metric over :func:`evigate.datasets.composer_examples`; see :class:`VerifierMetric` for the modes."""
+class ComposerMetric(CaseMetric):
+    """DSPy metric over :func:`evigate.datasets.composer_examples`; modes as in :class:`CaseMetric`."""
 
     __name__ = "composer_metric"
 
     def __init__(self, *, feedback: bool = False, threshold: float = 0.9) -> None:
-        self.feedback = feedback
-        self.threshold = threshold
+        super().__init__(feedback=feedback, threshold=threshold)
 
-    def __call__(self, example: Any, pred: Any, trace: Any = None, pred_name: str | None = None,
-                 pred_trace: Any = None) -> float | bool | dspy.Prediction:
-        result = score_composer(case_of(example), pred)
-        if self.feedback:
-            return dspy.Prediction(score=result.score, feedback=result.feedback())
-        if trace is not None:
-            return result.score >= self.threshold
-        return result.score
+    def score_case(self, example: Any, pred: Any) -> ComposerScore:
+        return score_composer(case_of(example), pred)
 
 
 @dataclass

@@ -22,10 +22,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import dspy
-
 from evigate.datasets.fixtures import VerifierCase
 from evigate.datasets.loaders import case_of
+from evigate.optimize.metric_base import CaseMetric
 from evigate.signatures import ClaimCheck, VerifierOutput
 
 VERIFICATIONS: tuple[str, ...] = (
@@ -204,29 +203,20 @@ def score_verifier(case: VerifierCase, prediction: Any, gates: GateCache, *, err
     )
 
 
-class VerifierMetric:
-    """DSPy metric over examples from :func:`evigate.datasets.verifier_examples`.
+class VerifierMetric(CaseMetric):
+    """DSPy metric over examples from :func:`evigate.datasets.verifier_examples`; modes as in :class:`CaseMetric`.
 
-    ``metric(example, pred)`` returns the float score. With a ``trace`` (bootstrapping) it returns whether the
-    score reaches ``threshold``, so only demos that were right become demos. With ``feedback=True`` (GEPA) it
-    returns ``dspy.Prediction(score=..., feedback=...)`` with per-claim feedback.
+    It scores the verdict code decides (decide_verdict over the module's claim checks), never the model's own.
     """
 
     __name__ = "verifier_metric"
 
     def __init__(self, *, feedback: bool = False, threshold: float = 0.75, gates: GateCache | None = None) -> None:
-        self.feedback = feedback
-        self.threshold = threshold
+        super().__init__(feedback=feedback, threshold=threshold)
         self.gates = gates or GateCache()
 
-    def __call__(self, example: Any, pred: Any, trace: Any = None, pred_name: str | None = None,
-                 pred_trace: Any = None) -> float | bool | dspy.Prediction:
-        result = score_verifier(case_of(example), pred, self.gates)
-        if self.feedback:
-            return dspy.Prediction(score=result.score, feedback=result.feedback())
-        if trace is not None:
-            return result.score >= self.threshold
-        return result.score
+    def score_case(self, example: Any, pred: Any) -> VerifierScore:
+        return score_verifier(case_of(example), pred, self.gates)
 
 
 @dataclass
