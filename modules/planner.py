@@ -1,8 +1,11 @@
 """Planner: picks a skill (runbook) from the world's skills and emits concrete tool steps.
 
-The model proposes; code keeps the plan executable: an unknown skill falls back to the best-matching one, unknown
-tools and arguments are dropped, ``{placeholders}`` are filled from the entities in the query, and in round 2 the
-calls already made are not repeated while each evidence gap gets a targeted lookup.
+The model chooses the skill; code writes the steps: the skill's step templates with ``{placeholders}`` filled from
+the entities in the query, so a plan only asks for what the question names. (Letting a small model write tool
+arguments made it loop until its token budget ran out: 320 tokens and ~50 s per plan on the 0.5B default.) An
+unknown skill falls back to the best text match; steps of a ``Plan`` given by other means (an injected planner,
+``sanitize``) are checked the same way: unknown tools and arguments dropped. In round 2 the calls already made are
+not repeated and each evidence gap gets a targeted lookup.
 """
 
 from __future__ import annotations
@@ -33,14 +36,10 @@ class Planner(dspy.Module):
         self.propose = dspy.Predict(PlanIncident)
 
     def forward(self, query: str, retry_context: RetryContext | None = None) -> dspy.Prediction:
-        entities = query_entities(query)
-        proposal = self.propose(
-            query=query,
-            entities=entities,
-            skills=self.skill_menu(),
-            tools=self.tool_menu(),
-            retry_context=retry_context,
-        ).plan
+        choice = self.propose(
+            query=query, entities=query_entities(query), skills=self.skill_menu(), retry_context=retry_context
+        ).choice
+        proposal = Plan(skill=choice.skill, rationale=choice.rationale)
         return dspy.Prediction(plan=self.sanitize(proposal, query, retry_context))
 
     def fallback(self, query: str, retry_context: RetryContext | None = None) -> Plan:
@@ -65,14 +64,6 @@ class Planner(dspy.Module):
 
     def skill_menu(self) -> str:
         return "\n".join(f"{skill.id}: {skill.when_to_use or skill.description}" for skill in self.skills)
-
-    def tool_menu(self) -> str:
-        lines = []
-        for name in self.registry.names():
-            tool = self.registry.get(name)
-            fields = ", ".join(tool.Args.model_fields)
-            lines.append(f"{name}({fields}): {tool.description}")
-        return "\n".join(lines)
 
     def _clean_step(self, step: PlanStep, values: Mapping[str, Any]) -> PlanStep | None:
         if step.tool not in set(self.registry.names()):

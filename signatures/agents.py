@@ -24,23 +24,27 @@ class VerifierJudgement(BaseModel):
     rationale: str = ""
 
 
-class PlanIncident(dspy.Signature):
-    """你是事故诊断 Planner。根据用户问题选择一个最合适的 skill（只能从 skills 列表中选 id），并给出具体的工具调用步骤。
+class SkillChoice(BaseModel):
+    """The Planner model's decision: which runbook fits. Code turns the runbook into concrete tool steps."""
 
-    规则：
-    - steps 中的 tool 只能是 tools 列表里的工具名；args 使用问题里出现的订单号、错误码、服务名、traceId。
-    - 不要编造问题和 skill 中没有的实体。
-    - 如果有 retry_context：只为其中列出的证据缺口安排补充检索，不要重复 completed_queries 中已完成的调用。
+    skill: str = Field(description="id of one skill from the skills list")
+    rationale: str = Field(default="", description="one short sentence: why this skill fits the question")
+
+
+class PlanIncident(dspy.Signature):
+    """你是事故诊断 Planner。根据用户问题，从 skills 列表中选择最合适的一个 skill（只能填列表里的 id），
+    并用一句话说明理由。
+
+    - 按问题里的错误码、服务名、现象（超时、连接池、慢 SQL、死锁、限流、缓存、短信……）与各 skill 的适用场景匹配。
+    - 如果有 retry_context：选择最能补足其中证据缺口的 skill。
+    - 工具调用步骤由系统按 skill 的 runbook 与问题里的实体生成，你不需要写步骤。
     """
 
     query: str = dspy.InputField(desc="用户原始问题")
-    entities: dict[str, list[str]] = dspy.InputField(
-        desc="从问题中抽取的实体：order_id / error_code / service / trace_id"
-    )
+    entities: dict[str, list[str]] = dspy.InputField(desc="从问题中抽取的实体：订单号、错误码、服务名、traceId")
     skills: str = dspy.InputField(desc="可选 skill：每行 id: 适用场景")
-    tools: str = dspy.InputField(desc="可用工具：每行 名称(参数): 说明")
     retry_context: RetryContext | None = dspy.InputField(desc="仅第二轮：上一轮的证据缺口")
-    plan: Plan = dspy.OutputField()
+    choice: SkillChoice = dspy.OutputField()
 
 
 class WriteEvidence(dspy.Signature):
@@ -111,4 +115,4 @@ class ComposeAnswer(dspy.Signature):
     composer_output: ComposerOutput = dspy.OutputField()
 
 
-__all__ = ["ComposeAnswer", "PlanIncident", "VerifierJudgement", "VerifyClaims", "WriteEvidence"]
+__all__ = ["ComposeAnswer", "PlanIncident", "SkillChoice", "VerifierJudgement", "VerifyClaims", "WriteEvidence"]

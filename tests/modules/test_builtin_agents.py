@@ -37,30 +37,43 @@ def dummy(*answers: dict[str, Any]) -> DummyLM:
     return DummyLM(list(answers), adapter=JSON)
 
 
-def test_planner_repairs_a_model_plan_into_an_executable_one() -> None:
-    proposal = {
-        "skill": "no-such-skill",
-        "steps": [
-            {"tool": "rm_rf", "args": {"path": "/"}},
-            {"tool": "query_order", "args": {"order_id": "{order_id}", "bogus": 1}},
-            {"tool": "query_logs", "args": {"trace_id": "{trace_id}"}},  # the query names no trace: dropped
-        ],
-    }
-    with dspy.context(lm=dummy({"plan": proposal}), adapter=JSON):
+def test_planner_model_picks_the_skill_and_code_writes_the_steps() -> None:
+    with dspy.context(lm=dummy({"choice": {"skill": "payment-timeout", "rationale": "支付超时"}}), adapter=JSON):
         plan = Planner()(query=QUERY).plan
-    assert plan.skill == "payment-timeout"
+    assert plan.skill == "payment-timeout" and plan.rationale == "支付超时"
+    assert ("query_order", {"order_id": 123}) in [(s.tool, s.args) for s in plan.steps]
+    assert all("{" not in str(value) for step in plan.steps for value in step.args.values())  # all filled
+
+
+def test_an_unknown_skill_falls_back_to_the_best_match() -> None:
+    with dspy.context(lm=dummy({"choice": {"skill": "no-such-skill"}}), adapter=JSON):
+        plan = Planner()(query="库存服务死锁 ERR_DEADLOCK 怎么回事").plan
+    assert plan.skill == "inventory-deadlock" and plan.steps
+
+
+def test_sanitize_repairs_a_given_plan_into_an_executable_one() -> None:
+    proposal = Plan(
+        skill="payment-timeout",
+        steps=[
+            PlanStep(tool="rm_rf", args={"path": "/"}),
+            PlanStep(tool="query_order", args={"order_id": "{order_id}", "bogus": 1}),
+            PlanStep(tool="query_logs", args={"trace_id": "{trace_id}"}),  # the query names no trace: dropped
+        ],
+    )
+    plan = Planner().sanitize(proposal, QUERY, None)
     assert [(s.tool, s.args) for s in plan.steps] == [("query_order", {"order_id": 123})]
 
 
 def test_planner_in_round_two_skips_finished_calls_and_targets_the_gaps() -> None:
-    proposal = {"skill": "payment-timeout", "steps": [{"tool": "query_order", "args": {"order_id": "123"}}]}
+    planner = Planner()
+    first = planner.fallback(QUERY)
     retry = RetryContext(
         round=1,
         missing_evidence_facts=["“根因是通道超时”缺少直接证据"],
-        completed_queries=[step_key("query_order", {"order_id": "123"})],
+        completed_queries=[step_key(s.tool, s.args) for s in first.steps],
     )
-    with dspy.context(lm=dummy({"plan": proposal}), adapter=JSON):
-        plan = Planner()(query=QUERY, retry_context=retry).plan
+    with dspy.context(lm=dummy({"choice": {"skill": first.skill}}), adapter=JSON):
+        plan = planner(query=QUERY, retry_context=retry).plan
     assert [s.tool for s in plan.steps] == ["lookup_knowledge"]
     assert "根因是通道超时" in plan.steps[0].args["query"]
 
@@ -141,9 +154,7 @@ def test_builtin_program_end_to_end_on_scripted_lms(world_db: Path) -> None:
         }
 
     lms = {
-        "planner": dummy(
-            {"plan": {"skill": "payment-timeout", "steps": [{"tool": "query_order", "args": {"order_id": "123"}}]}}
-        ),
+        "planner": dummy({"choice": {"skill": "payment-timeout", "rationale": "订单支付超时"}}),
         "executor": DummyLM(lazy(executor_answer), adapter=JSON),
         "verifier": dummy(
             {
