@@ -2,10 +2,14 @@
 
 What it measures: one process builds a DiagnosisProgram on the embedded defaults (local GGUF through llama.cpp,
 demo world in a temporary DuckDB file) and answers the same question ``--runs`` times. Run 1 is "cold" (model
-load, empty prompt cache); later runs are "warm". Per-agent figures come from the audit trail's agent_step rows
-(latency, prompt and completion tokens), so they are exactly what `evigate show` reports.
+load; with the default fresh ``--prefix-dir`` no stored prompt states either); later runs are "warm" (prompt
+states of earlier calls in RAM). Per-agent figures come from the audit trail's agent_step rows (latency, prompt and
+completion tokens), so they are exactly what `evigate show` reports; "reused" is the prompt tokens restored from
+stored states instead of evaluated.
 
 Rerun:  .venv/bin/python bench/pipeline.py [--runs 2] [--query "…"] [--model local/qwen2.5-coder-0.5b]
+        .venv/bin/python bench/pipeline.py --runs 1 --prefix-dir DIR   # twice: the 2nd is a new process that
+                                                                        # finds the system prompts on disk
 Target: under 30 s per round on a 2-core machine.
 """
 
@@ -20,6 +24,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from evigate.llm.engine import PREFIX_CACHE_ENV
 from evigate.modules.program import DiagnosisProgram
 from evigate.store import AuditStore
 
@@ -31,7 +36,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--query", default=DEFAULT_QUERY)
     parser.add_argument("--model", default=None, help="models.default override, e.g. local/qwen2.5-coder-0.5b")
+    parser.add_argument("--prefix-dir", default=None, help="where system-prompt states persist (default: fresh)")
     args = parser.parse_args()
+    os.environ[PREFIX_CACHE_ENV] = args.prefix_dir or tempfile.mkdtemp(prefix="evigate-prefixes-")
 
     workdir = Path(tempfile.mkdtemp(prefix="evigate-bench-"))
     overrides = {"models": {"default": args.model}} if args.model else {}
@@ -43,9 +50,13 @@ def main() -> None:
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
         f"model: {program.settings.models.default}; executor mode: {program.settings.executor.mode}"
     )
-    print(f"setup (settings, world build, gatekeeper): {setup:.1f} s; query: {args.query}\n")
+    print(f"setup (settings, world build, gatekeeper): {setup:.1f} s; query: {args.query}")
+    threads = os.environ.get("EVIGATE_LLAMA_THREADS") or "chosen per call from idle cores"
+    print(f"stored prompt states: {os.environ[PREFIX_CACHE_ENV]}; threads: {threads}")
+    print(f"load average now {os.getloadavg()[0]:.2f}\n")
     print(f"{'run':<5}{'round':<7}{'agent':<10}{'seconds':>9}{'prompt tok':>12}{'completion tok':>16}{'tok/s':>8}")
     round_seconds: dict[str, list[float]] = defaultdict(list)
+    reuse: dict[str, int] = {}
     for run in range(1, args.runs + 1):
         label = "cold" if run == 1 else "warm"
         began = time.perf_counter()
@@ -60,6 +71,13 @@ def main() -> None:
                 f"{run:<5}{step['round']:<7}{step['agent']:<10}{seconds:>9.1f}{step['prompt_tokens']:>12}"
                 f"{step['completion_tokens']:>16}{speed:>8.1f}"
             )
+        before = dict(reuse)
+        reuse.update(_prefix_stats())
+        restored = reuse.get("restored_tokens", 0) - before.get("restored_tokens", 0)
+        print(
+            f"      prompt tokens restored from stored states this run: {restored} "
+            f"(disk hits so far {reuse.get('disk_hits', 0)}, RAM hits {reuse.get('ram_hits', 0)})"
+        )
         for number, seconds in sorted(per_round.items()):
             round_seconds[label].append(seconds)
             print(f"      round {number} agents total: {seconds:.1f} s")
@@ -73,6 +91,17 @@ def main() -> None:
             f"{label}: mean {mean:.1f} s per round over {len(values)} round(s); "
             f"ratio to the 30 s target: {mean / 30:.2f}"
         )
+
+
+def _prefix_stats() -> dict[str, int]:
+    from evigate.llm.runtime import _loaded
+
+    totals: dict[str, int] = defaultdict(int)
+    for loaded in _loaded.values():
+        if loaded.prefix_cache is not None:
+            for key, value in loaded.prefix_cache.stats.items():
+                totals[key] += value
+    return dict(totals)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,13 @@ ENV_ALIASES = {
     "EVIGATE_PROGRAM_DIR": ("program_dir",),
 }
 # Variables under the prefix that belong to other parts of evigate, not to these settings.
-ENV_IGNORED = {"EVIGATE_MODEL_CACHE", "EVIGATE_SETTINGS"}
+ENV_IGNORED = {
+    "EVIGATE_MODEL_CACHE",
+    "EVIGATE_SETTINGS",
+    "EVIGATE_PREFIX_CACHE",
+    "EVIGATE_LLAMA_THREADS",
+    "EVIGATE_LLAMA_EXTRA_BUFFERS",
+}
 
 AgentName = Literal["planner", "executor", "verifier", "composer"]
 AGENTS: tuple[AgentName, ...] = ("planner", "executor", "verifier", "composer")
@@ -59,6 +65,41 @@ class ModelSettings(_Section):
         default_factory=lambda: {"max_string_length": 240, "max_array_items": 5},
         description="JSON-schema limits the embedded model decodes under (small models loop on unbounded fields)",
     )
+    # Decoding time is roughly linear in the tokens a model writes, and the 0.5B default fills every list to its
+    # limit (measured: 1,197 executor tokens, ~240 s, truncated). These few fields carry the content; each gets
+    # just enough room for what a diagnosis needs. Keys are JSON property names wherever they occur.
+    local_field_limits: dict[str, int] = Field(
+        default_factory=lambda: {
+            "claims": 2,
+            "claim_id": 12,
+            "evidence_bindings": 1,
+            "tool_name": 24,
+            "source_invocation_ids": 2,
+            "claim_text": 80,
+            "evidence_excerpt": 80,
+            "hypotheses": 1,
+            "hypothesis_text": 60,
+            "basis": 60,
+            "needed_evidence": 1,
+            "needed_evidence[]": 40,
+            "recommended_actions": 1,
+            "action_text": 60,
+            "reason": 60,
+            "missing_info": 1,
+            "missing_info[]": 60,
+            "detail": 40,
+            "rationale": 80,
+            "claim_checks": 4,
+            "hypothesis_checks": 2,
+            "answer_summary": 100,
+            "user_facing_answer": 200,
+        },
+        description="per-property maxItems/maxLength for the embedded model (tighter than local_bounds)",
+    )
+    local_omit_fields: list[str] = Field(
+        default_factory=lambda: ["source_type", "source_id", "evidence_refs", "RecommendedAction.evidence_bindings"],
+        description="optional properties the embedded model does not write (code fills or ignores them)",
+    )
 
     def for_agent(self, agent: AgentName) -> str:
         return getattr(self, agent) or self.default
@@ -70,7 +111,7 @@ class ModelSettings(_Section):
 class ExecutorSettings(_Section):
     mode: Literal["plan", "react"] = "plan"
     max_iters: int = Field(default=6, ge=1, le=20)
-    max_evidence_chars: int = Field(default=900, ge=200, description="per tool output shown to the executor model")
+    max_evidence_chars: int = Field(default=500, ge=200, description="per tool output shown to the executor model")
 
 
 class VerifierSettings(_Section):

@@ -15,30 +15,11 @@ from typing import Any, Literal
 
 import dspy
 
+from evigate.datasets.world import extract_query_entities
+from evigate.modules.evidence_view import format_evidence, step_key
 from evigate.signatures import Plan, RetryContext, ToolInvocation
 from evigate.signatures.agents import WriteEvidence
 from evigate.tools import default_registry
-
-
-def step_key(tool: str, args: dict[str, Any]) -> str:
-    """Identity of a tool call, used to avoid repeating finished retrieval in round 2."""
-    shown = {k: v for k, v in sorted(args.items()) if v not in (None, "")}
-    return f"{tool}({json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)})"
-
-
-def format_evidence(invocations: list[ToolInvocation], max_chars: int) -> str:
-    """Render recorded evidence calls as the Executor model sees them: ``[invocation N tool]`` then the output."""
-    blocks = []
-    for inv in invocations:
-        if not inv.is_evidence:
-            continue
-        status = "" if inv.success else " FAILED"
-        body = inv.output_preview if inv.success else (inv.error or inv.output_preview)
-        if len(body) > max_chars:
-            body = body[:max_chars] + " …"
-        args = json.dumps(inv.input, ensure_ascii=False, default=str)
-        blocks.append(f"[invocation {inv.id} {inv.tool_name}{status}] args={args}\n{body}")
-    return "\n\n".join(blocks) if blocks else "(no evidence collected)"
 
 
 def extract_field_json(raw: str, field: str) -> str:
@@ -84,7 +65,7 @@ class Executor(dspy.Module):
         self,
         mode: Literal["plan", "react"] = "plan",
         max_iters: int = 6,
-        max_evidence_chars: int = 1500,
+        max_evidence_chars: int = 500,
         registry: Any = None,
     ):
         super().__init__()
@@ -112,9 +93,14 @@ class Executor(dspy.Module):
             return dspy.Prediction(raw_output=_dump_output(prediction.executor_output), mode="react")
         self._run_plan(plan, retry_context, toolbox)
         invocations = toolbox.invocations()
-        evidence = format_evidence(invocations, self.max_evidence_chars)
+        evidence = format_evidence(
+            invocations,
+            self.max_evidence_chars,
+            purposes={step_key(step.tool, step.args): step.purpose for step in plan.steps},
+            focus_terms=_query_terms(query),
+        )
         try:
-            prediction = self.write(query=query, plan=plan, evidence=evidence, retry_context=retry_context)
+            prediction = self.write(query=query, evidence=evidence, retry_context=retry_context)
         except dspy.utils.exceptions.AdapterParseError as exc:
             # Keep what the model wrote, verbatim: the Gatekeeper, not the adapter, decides what it is worth.
             return dspy.Prediction(raw_output=extract_field_json(str(exc.lm_response), "executor_output"), mode="plan")
@@ -151,8 +137,18 @@ class Executor(dspy.Module):
         return dspy.Tool(call, name=name, desc=tool.description, args=args)
 
 
-# ReAct gathers the evidence itself, so its signature is the writer's without the pre-collected evidence.
-_ReactEvidence = WriteEvidence.delete("evidence")
+# ReAct gathers the evidence itself, so its signature is the writer's without the pre-collected evidence, and it
+# reads the plan it is to carry out. (In plan mode the steps already ran: their purposes head the evidence blocks.)
+_ReactEvidence = WriteEvidence.delete("evidence").insert(1, "plan", dspy.InputField(desc="Planner 的计划"), type_=Plan)
+
+
+def _query_terms(query: str) -> list[str]:
+    """Order ids, error codes, trace ids and services the question names: the lines worth keeping."""
+    terms: list[str] = []
+    for value in extract_query_entities(query).values():
+        values = value if isinstance(value, list | tuple | set) else [value]
+        terms.extend(str(v) for v in values if v not in (None, ""))
+    return terms
 
 
 def _dump_output(value: Any) -> str:

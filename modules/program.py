@@ -129,6 +129,8 @@ class DiagnosisProgram(dspy.Module):
         model = models.for_agent(agent)
         if model.startswith("local/"):
             options.update(models.local_bounds)
+            options["field_limits"] = models.local_field_limits
+            options["omit_fields"] = models.local_omit_fields
         self._lms[agent] = make_lm(model, **options)
         return self._lms[agent]
 

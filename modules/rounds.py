@@ -116,5 +116,9 @@ def _plan(
         plan = fallback.fallback(query, retry)
     elif not plan.steps:
         plan = fallback.sanitize(plan, query, retry)
-    record_step(program.store, session_id, round_number, call, f"skill={plan.skill}; {len(plan.steps)} steps")
+    decided_by = getattr(call.prediction, "decided_by", None) if call.ok else "fallback"
+    thought = (
+        f"skill={plan.skill}" + (f" (chosen by {decided_by})" if decided_by else "") + f"; {len(plan.steps)} steps"
+    )
+    record_step(program.store, session_id, round_number, call, thought)
     return plan

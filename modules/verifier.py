@@ -7,7 +7,10 @@ The model proposes claim checks and a verdict; code (``evigate.rules.decide_verd
 
 from __future__ import annotations
 
+from typing import Any
+
 import dspy
+from pydantic import model_serializer
 
 from evigate.signatures import VerifierInput, VerifierOutput
 from evigate.signatures.agents import VerifyClaims
@@ -20,6 +23,38 @@ def isolate_verifier_input(verifier_input: VerifierInput) -> VerifierInput:
     return verifier_input.model_copy(update={"executor_raw_output": "", "executor_final_answer": ""})
 
 
+class PromptVerifierInput(VerifierInput):
+    """The §14 payload as the model reads it: serialised without empty values and zero counters.
+
+    Nothing is summarised or reworded; a trace entry simply does not spell out ``"query_samples": []`` or
+    ``"miss_count": 0``. Prompt evaluation is most of a local model's time, and these are a good part of the
+    Verifier's prompt. Still a VerifierInput, so the signature's type holds.
+    """
+
+    @model_serializer(mode="wrap")
+    def _without_empty_values(self, handler: Any) -> Any:
+        return _prune(handler(self))
+
+
+def verifier_prompt_payload(verifier_input: VerifierInput) -> PromptVerifierInput:
+    """The isolated payload in its prompt form (see PromptVerifierInput)."""
+    isolated = isolate_verifier_input(verifier_input)
+    return PromptVerifierInput.model_validate(isolated.model_dump())
+
+
+def _prune(value: Any) -> Any:
+    if isinstance(value, dict):
+        kept = {key: _prune(item) for key, item in value.items()}
+        return {
+            key: item
+            for key, item in kept.items()
+            if item not in (None, "", [], {}) and not (key.endswith("_count") and item == 0)
+        }
+    if isinstance(value, list):
+        return [_prune(item) for item in value]
+    return value
+
+
 class Verifier(dspy.Module):
     """``verifier(verifier_input=VerifierInput) -> Prediction(verifier_output=VerifierOutput)``."""
 
@@ -28,7 +63,7 @@ class Verifier(dspy.Module):
         self.judge = dspy.Predict(VerifyClaims)
 
     def forward(self, verifier_input: VerifierInput) -> dspy.Prediction:
-        judgement = self.judge(verifier_input=isolate_verifier_input(verifier_input)).judgement
+        judgement = self.judge(verifier_input=verifier_prompt_payload(verifier_input)).judgement
         output = VerifierOutput(
             verdict=judgement.verdict,
             claim_checks=judgement.claim_checks,

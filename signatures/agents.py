@@ -10,7 +10,6 @@ from pydantic import BaseModel, Field
 
 from evigate.signatures.composer import ComposerInput, ComposerOutput
 from evigate.signatures.executor import ExecutorOutputV2
-from evigate.signatures.plan import Plan
 from evigate.signatures.tooling import RetryContext
 from evigate.signatures.verifier import ClaimCheck, HypothesisCheck, Verdict, VerifierInput
 
@@ -65,8 +64,7 @@ class WriteEvidence(dspy.Signature):
     """
 
     query: str = dspy.InputField(desc="用户原始问题")
-    plan: Plan = dspy.InputField(desc="Planner 的计划")
-    evidence: str = dspy.InputField(desc="本会话的工具调用结果，每段以 [invocation N tool_name] 开头")
+    evidence: str = dspy.InputField(desc="本会话的工具调用结果，每段以 [invocation N tool_name] 调用目的 开头")
     retry_context: RetryContext | None = dspy.InputField(desc="仅第二轮：需要补足的证据缺口")
     executor_output: ExecutorOutputV2 = dspy.OutputField()
 

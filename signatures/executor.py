@@ -37,7 +37,9 @@ class EvidenceBinding(BaseModel):
 class Claim(BaseModel):
     """§4: a confirmed or limited-confirmed factual statement with its evidence."""
 
-    claim_id: str = Field(description="unique id, e.g. claim-1")
+    # The pattern guides generation only (like minItems below): parsing accepts any id, and duplicates are the
+    # Gatekeeper's business. A 0.5B model otherwise names every claim after the error code.
+    claim_id: str = Field(description="unique id, e.g. claim-1", json_schema_extra={"pattern": "^claim-[0-9]{1,2}$"})
     claim_type: ClaimType
     claim_text: str
     support_level: SupportLevel

@@ -10,6 +10,8 @@ bounding it (see schema_bounds) because small models loop inside unbounded strin
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -28,8 +30,9 @@ from dspy.lm15 import (
 )
 
 from evigate.llm.grammar import grammar_text, usable_grammar
+from evigate.llm.greedy import complete_greedy
 from evigate.llm.json_text import repair_json_text
-from evigate.llm.models import DEFAULT_LOCAL_MODEL, local_model_spec, resolve_local_model
+from evigate.llm.models import DEFAULT_LOCAL_MODEL, local_model_spec, model_cache_dir, resolve_local_model
 from evigate.llm.requests import chat_messages, response_format_of
 from evigate.llm.runtime import (
     LoadedModel,
@@ -38,11 +41,14 @@ from evigate.llm.runtime import (
     extra_buffers_enabled,
     load_model,
     perf_counters,
+    threads_for_next_call,
+    use_threads,
 )
 from evigate.llm.schema_bounds import SchemaBounds
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_PROMPT_CACHE_MB = 256
+PREFIX_CACHE_ENV = "EVIGATE_PREFIX_CACHE"
 
 
 class LlamaCppEngine:
@@ -51,11 +57,16 @@ class LlamaCppEngine:
     Args:
         model: a registered local model name (see `evigate.llm.models.LOCAL_MODELS`) or a `.gguf` path.
         n_ctx: context window in tokens; defaults to the model's registered context length.
-        n_threads: CPU threads; defaults to every core.
+        n_threads: CPU threads; default: chosen before each call from the cores other processes leave free
+            (`threads_for_next_call`).
         bounds: limits added to unbounded strings/arrays/objects of every response schema.
-        prompt_cache_mb: RAM for llama.cpp's prompt-state cache (0 disables it; default: the model's
-            registered value). Reusing the KV state of a shared prompt prefix skips re-evaluating DSPy's
-            long per-signature system prompts when agents take turns.
+        prompt_cache_mb: RAM for prompt states of recent calls (0 disables prefix reuse altogether; default: the
+            model's registered value). Reusing the KV state of a shared prompt prefix skips re-evaluating DSPy's
+            long per-signature system prompts when agents take turns (see prefix_cache).
+        persist_prefixes: also keep each agent's system-prompt state on disk beside the model cache, so a new
+            process starts warm.
+        fast_greedy: at temperature 0, decode with `greedy.generate_greedy` (the grammar checks the chosen token,
+            not the whole vocabulary); False uses llama-cpp-python's sampler chain.
         default_max_tokens: used when a request sets no max_tokens.
         timeout: seconds one generation may take (after the model lock is acquired); None = no limit.
         cache_dir: where chunked models are assembled (default $EVIGATE_MODEL_CACHE or ~/.cache).
@@ -77,12 +88,14 @@ class LlamaCppEngine:
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         timeout: float | None = None,
         cache_dir: str | None = None,
+        persist_prefixes: bool = True,
+        fast_greedy: bool = True,
     ) -> None:
         is_path = model.endswith(".gguf")
         spec = None if is_path else local_model_spec(model)
         self.model = model
         self.n_ctx = n_ctx or (spec.context_length if spec else 8192)
-        self.n_threads = n_threads or default_threads()
+        self.n_threads = n_threads
         self.bounds = bounds or SchemaBounds()
         if prompt_cache_mb is None:
             prompt_cache_mb = spec.prompt_cache_mb if spec else DEFAULT_PROMPT_CACHE_MB
@@ -90,6 +103,8 @@ class LlamaCppEngine:
         self.default_max_tokens = default_max_tokens
         self.timeout = timeout
         self.cache_dir = cache_dir
+        self.persist_prefixes = persist_prefixes
+        self.fast_greedy = fast_greedy
         self.chat_format = spec.chat_format if spec else None
         self.merge_system_into_user = spec.merge_system_into_user if spec else False
         self._path: Path | None = None
@@ -116,9 +131,17 @@ class LlamaCppEngine:
             options["seed"] = config.seed
         loaded = self.loaded()
         with loaded.lock:
-            options["grammar"] = usable_grammar(loaded, gbnf) if gbnf is not None else None
+            use_threads(loaded.llama, self.n_threads or threads_for_next_call())
+            if loaded.prefix_cache is not None:
+                loaded.prefix_cache.pin = next((m["content"] for m in messages if m["role"] == "system"), None)
             prompt_evaluated_before = perf_counters(loaded.llama)[0]
-            result = self._generate(loaded, messages, options)
+            prompt = loaded.chat_prompt(messages) if self.fast_greedy and _is_plain_greedy(options) else None
+            if prompt is not None:
+                deadline = None if self.timeout is None else time.monotonic() + self.timeout
+                result = complete_greedy(loaded, prompt, gbnf, options["max_tokens"], deadline, self.model)
+            else:
+                options["grammar"] = usable_grammar(loaded, gbnf) if gbnf is not None else None
+                result = self._generate(loaded, messages, options)
             prompt_evaluated = perf_counters(loaded.llama)[0] - prompt_evaluated_before
         choice = result["choices"][0]
         text = repair_json_text(choice["message"].get("content") or "")
@@ -152,18 +175,24 @@ class LlamaCppEngine:
             "max_string_length": self.bounds.max_string_length,
             "max_array_items": self.bounds.max_array_items,
             "close_objects": self.bounds.close_objects,
+            "field_limits": dict(self.bounds.field_limits),
+            "omit_fields": sorted(self.bounds.omit_fields),
             "prompt_cache_mb": self.prompt_cache_mb,
             "default_max_tokens": self.default_max_tokens,
             "timeout": self.timeout,
+            "persist_prefixes": self.persist_prefixes,
+            "fast_greedy": self.fast_greedy,
         }
 
     @classmethod
     def load_state(cls, state: dict[str, Any]) -> LlamaCppEngine:
         """Rebuild an engine from `dump_state` output."""
-        bounds = SchemaBounds(
+        bounds = SchemaBounds.create(
             max_string_length=state.get("max_string_length", SchemaBounds.max_string_length),
             max_array_items=state.get("max_array_items", SchemaBounds.max_array_items),
             close_objects=state.get("close_objects", SchemaBounds.close_objects),
+            field_limits=state.get("field_limits"),
+            omit_fields=state.get("omit_fields"),
         )
         return cls(
             state.get("model", DEFAULT_LOCAL_MODEL),
@@ -173,6 +202,8 @@ class LlamaCppEngine:
             prompt_cache_mb=state.get("prompt_cache_mb"),
             default_max_tokens=state.get("default_max_tokens", DEFAULT_MAX_TOKENS),
             timeout=state.get("timeout"),
+            persist_prefixes=state.get("persist_prefixes", True),
+            fast_greedy=state.get("fast_greedy", True),
         )
 
     # -- model ----------------------------------------------------------------------------------------
@@ -186,16 +217,36 @@ class LlamaCppEngine:
 
     def loaded(self) -> LoadedModel:
         """The shared loaded model for this engine's settings."""
+        path = self.model_path()
         return load_model(
             LoadSettings(
-                path=self.model_path(),
+                path=path,
                 n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
+                n_threads=self.n_threads or default_threads(),
                 chat_format=self.chat_format,
                 prompt_cache_bytes=self.prompt_cache_mb << 20,
                 use_extra_buffers=extra_buffers_enabled(),
+                prefix_dir=self.prefix_dir(path) if self.persists_prefixes() else None,
             )
         )
+
+    def persists_prefixes(self) -> bool:
+        """Whether system-prompt states go to disk: the option, prefix reuse on, and $EVIGATE_PREFIX_CACHE not off."""
+        configured = os.environ.get(PREFIX_CACHE_ENV, "").strip().lower()
+        return self.persist_prefixes and self.prompt_cache_mb > 0 and configured not in {"0", "off", "false", "no"}
+
+    def prefix_dir(self, path: Path) -> Path:
+        """Where this model's system-prompt states persist ($EVIGATE_PREFIX_CACHE, else beside the model cache),
+        keyed by the file, llama.cpp's version and n_ctx: a KV state is only valid for the weights and runtime that
+        produced it."""
+        import llama_cpp
+
+        stat = path.stat()
+        identity = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{llama_cpp.__version__}|{self.n_ctx}"
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+        configured = os.environ.get(PREFIX_CACHE_ENV, "").strip()
+        root = Path(configured).expanduser() if configured else model_cache_dir(self.cache_dir) / "prefix-states"
+        return root / f"{path.stem}-{digest}"
 
     def _generate(self, loaded: LoadedModel, messages: list[dict[str, str]], options: dict[str, Any]) -> Any:
         try:
@@ -236,6 +287,11 @@ class LlamaCppEngine:
             "choices": [{"message": {"content": "".join(parts)}, "finish_reason": finish_reason or "stop"}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": generated},
         }
+
+
+def _is_plain_greedy(options: dict[str, Any]) -> bool:
+    """Temperature 0 with nothing the fast path does not implement (stop strings, top-k/p, seeds)."""
+    return options["temperature"] == 0.0 and not options["stop"] and not {"top_p", "top_k", "seed"} & set(options)
 
 
 class AsyncLlamaCppEngine:

@@ -13,8 +13,16 @@ from evigate.llm.schema_bounds import SchemaBounds
 LOCAL_PREFIX = "local"
 
 # Options that configure the local engine rather than the dspy.LM around it.
-_ENGINE_OPTIONS = ("n_ctx", "n_threads", "prompt_cache_mb", "default_max_tokens", "cache_dir")
-_BOUND_OPTIONS = ("max_string_length", "max_array_items", "close_objects")
+_ENGINE_OPTIONS = (
+    "n_ctx",
+    "n_threads",
+    "prompt_cache_mb",
+    "default_max_tokens",
+    "cache_dir",
+    "persist_prefixes",
+    "fast_greedy",
+)
+_BOUND_OPTIONS = ("max_string_length", "max_array_items", "close_objects", "field_limits", "omit_fields")
 
 
 def make_lm(model: str, **kwargs: Any) -> dspy.LM:
@@ -25,7 +33,8 @@ def make_lm(model: str, **kwargs: Any) -> dspy.LM:
     resolved and verified here, so a missing package fails now with the pip command to run (ModelError),
     not at the first call. Local LMs default to `cache=False` (a rerun really runs) and `num_retries=0`
     (a local failure is not transient). Engine options: n_ctx, n_threads, prompt_cache_mb,
-    default_max_tokens, cache_dir, max_string_length, max_array_items, close_objects, timeout.
+    default_max_tokens, cache_dir, persist_prefixes, fast_greedy, max_string_length, max_array_items, close_objects,
+    field_limits (property name -> limit), omit_fields, timeout.
 
     Anything else (`openai/gpt-4o-mini`, `ollama_chat/qwen2.5`, `openai/<model>` with `api_base=` for a
     vLLM server) is a plain `dspy.LM`; `timeout` and every other keyword pass through to it.
@@ -46,4 +55,4 @@ def _local_engine(name: str, kwargs: dict[str, Any]) -> LlamaCppEngine:
     bound_options = {key: kwargs.pop(key) for key in _BOUND_OPTIONS if key in kwargs}
     timeout = kwargs.pop("timeout", None)
     engine_options.setdefault("default_max_tokens", kwargs.get("max_tokens") or DEFAULT_MAX_TOKENS)
-    return LlamaCppEngine(name, bounds=SchemaBounds(**bound_options), timeout=timeout, **engine_options)
+    return LlamaCppEngine(name, bounds=SchemaBounds.create(**bound_options), timeout=timeout, **engine_options)

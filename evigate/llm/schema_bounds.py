@@ -36,18 +36,47 @@ class SchemaBounds:
         ceiling: the largest `maxLength`/`maxItems` kept; larger declared limits are lowered to it.
             llama.cpp expands a bounded repetition into nested rules and its grammar parser refuses a
             nesting of 1024 or more (measured with llama-cpp-python 0.3.36), so 1000 is the default.
+        field_limits: (property name, limit) pairs: wherever a property of that name is a string or an array,
+            its `maxLength`/`maxItems` is at most the limit (tighter than the defaults, never looser than a
+            declared minimum); `name[]` limits the items of an array property instead (e.g. the length of
+            each string in a list). Generation time grows with every token a small model writes and it fills lists to
+            their limit, so the few fields that carry the content get their own, smaller limits.
+        omit_fields: properties removed from the schema (and from `required`): fields the contract defaults (e.g.
+            an evidence binding's `source_type`) cost tokens and add nothing. DSPy's JSON adapter marks every
+            property required, so being required says nothing here; only name what the contract can default.
+            A name applies wherever it occurs; `Title.name` only inside objects of that title.
     """
 
     max_string_length: int = 512
     max_array_items: int = 8
     close_objects: bool = True
     ceiling: int = 1000
+    field_limits: tuple[tuple[str, int], ...] = ()
+    omit_fields: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         for name in ("max_string_length", "max_array_items"):
             value = getattr(self, name)
             if not 1 <= value <= self.ceiling:
                 raise ValueError(f"{name} must be between 1 and {self.ceiling}, got {value}")
+        for field, limit in self.field_limits:
+            if not _is_int(limit) or not 1 <= limit <= self.ceiling:
+                raise ValueError(f"field limit for {field!r} must be between 1 and {self.ceiling}, got {limit!r}")
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        field_limits: dict[str, int] | None = None,
+        omit_fields: list[str] | tuple[str, ...] | frozenset[str] | None = None,
+        **options: Any,
+    ) -> SchemaBounds:
+        """Build from plain settings values (a mapping and a list), as YAML and `dump_state` hold them."""
+        return cls(
+            field_limits=tuple(sorted((field_limits or {}).items())),
+            omit_fields=frozenset(omit_fields or ()),
+            **options,
+        )
 
 
 def bound_json_schema(schema: JsonSchema, bounds: SchemaBounds | None = None) -> JsonSchema:
@@ -75,6 +104,15 @@ def _types_of(node: JsonSchema) -> set[str]:
 def _bound_in_place(node: Any, bounds: SchemaBounds) -> None:
     if not isinstance(node, dict):
         return
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        _omit_fields(node, properties, bounds.omit_fields)
+        limits = dict(bounds.field_limits)
+        for name, child in properties.items():
+            if name in limits:
+                _apply_field_limit(child, limits[name])
+            if f"{name}[]" in limits and isinstance(child, dict):
+                _apply_field_limit(child.get("items"), limits[f"{name}[]"])
     types = _types_of(node)
     if "string" in types and not any(k in node for k in _STRING_SHAPE_KEYS):
         node["maxLength"] = _limit(node, "maxLength", "minLength", bounds.max_string_length, bounds.ceiling)
@@ -94,6 +132,34 @@ def _bound_in_place(node: Any, bounds: SchemaBounds) -> None:
         if isinstance(children, dict):
             for child in children.values():
                 _bound_in_place(child, bounds)
+
+
+def _omit_fields(node: JsonSchema, properties: dict[str, Any], omit: frozenset[str]) -> None:
+    title = node.get("title")
+    for name in [name for name in properties if name in omit or f"{title}.{name}" in omit]:
+        del properties[name]
+        if isinstance(node.get("required"), list):
+            node["required"] = [kept for kept in node["required"] if kept != name]
+
+
+def _apply_field_limit(node: Any, limit: int) -> None:
+    """Set a field's own limit before the defaults run (they keep a limit that is already there)."""
+    if not isinstance(node, dict):
+        return
+    for branch in node.get("anyOf") or node.get("oneOf") or ():
+        _apply_field_limit(branch, limit)
+    types = _types_of(node)
+    if "string" in types and not any(k in node for k in _STRING_SHAPE_KEYS):
+        node["maxLength"] = _tighter(node, "maxLength", "minLength", limit)
+    if "array" in types:
+        node["maxItems"] = _tighter(node, "maxItems", "minItems", limit)
+
+
+def _tighter(node: JsonSchema, max_key: str, min_key: str, limit: int) -> int:
+    declared = node.get(max_key)
+    tighter = min(declared, limit) if _is_int(declared) else limit
+    minimum = node.get(min_key)
+    return max(tighter, minimum) if _is_int(minimum) else tighter
 
 
 def _limit(node: JsonSchema, max_key: str, min_key: str, default: int, ceiling: int) -> int:

@@ -70,3 +70,51 @@ def test_a_grammar_llama_cpp_refuses_falls_back_to_plain_json_instead_of_crashin
         config=Config(max_tokens=20, response_format={"type": "json_schema", "schema": schema}),
     )
     assert isinstance(json.loads(engine.complete(request).message.text), dict)
+
+
+def test_a_restored_prompt_state_gives_the_same_answer_as_a_fresh_evaluation(tmp_path, monkeypatch) -> None:
+    """Prefix reuse must change only the speed: greedy output after restoring a stored system prompt (from RAM in
+    this process, from disk in a new load) is identical to evaluating everything."""
+    from evigate.llm.runtime import _loaded, unload_all
+
+    monkeypatch.setenv("EVIGATE_PREFIX_CACHE", str(tmp_path))
+    unload_all()
+    answers, stats, reused = [], [], []
+    for _ in range(2):
+        for _ in range(2):
+            lm = make_lm("local/qwen2.5-coder-0.5b", max_tokens=60, timeout=100)
+            with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+                answers.append(dspy.Predict(ExtractFinding)(log_line=LOG_LINE).finding)
+            stats.append(dict(next(iter(_loaded.values())).prefix_cache.stats))
+            reused.append(lm.history[-1]["usage"]["prompt_tokens_details"]["cached_tokens"])
+        unload_all()  # the next load is a new process as far as the model is concerned
+    assert all(answer == answers[0] for answer in answers)
+    assert stats[0]["disk_writes"] == 1 and stats[2]["disk_hits"] == 1  # persisted once, found after reloading
+    assert reused[0] <= 1 and min(reused[1:]) > 100  # the system prompt was evaluated once
+    assert list(tmp_path.rglob("*.kv"))
+
+
+def test_fast_greedy_decoding_chooses_exactly_what_the_sampler_chain_chooses(monkeypatch) -> None:
+    """The fast path checks only the arg-max token against the grammar; it must pick the same tokens as filtering
+    the whole vocabulary first (llama-cpp-python's chain), including where the grammar refuses the arg-max."""
+    import evigate.llm.greedy as greedy
+    from evigate.llm.runtime import unload_all
+
+    refusals = []
+    original = greedy.GrammarGate.best_allowed
+
+    def counted(self, logits):  # type: ignore[no-untyped-def]
+        refusals.append(1)
+        return original(self, logits)
+
+    monkeypatch.setattr(greedy.GrammarGate, "best_allowed", counted)
+    outputs = {}
+    for fast in (True, False):
+        unload_all()
+        lm = make_lm("local/qwen2.5-coder-0.5b", max_tokens=80, timeout=100, fast_greedy=fast, persist_prefixes=False)
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            dspy.Predict(ExtractFinding)(log_line=LOG_LINE)
+        outputs[fast] = lm.history[-1]["outputs"][0]
+    unload_all()
+    assert outputs[True] == outputs[False]
+    assert refusals  # the grammar did overrule the arg-max at least once, so the fallback was exercised

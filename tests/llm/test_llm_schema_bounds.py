@@ -158,3 +158,76 @@ def test_bounding_only_narrows_what_is_valid(schema: dict, value: object) -> Non
     """Anything the bounded schema accepts, the original accepts too: bounds add limits, never shapes."""
     if jsonschema.Draft202012Validator(bound_json_schema(schema, BOUNDS)).is_valid(value):
         assert jsonschema.Draft202012Validator(schema).is_valid(value), json.dumps(value)
+
+
+def test_field_limits_tighten_named_fields_wherever_they_occur() -> None:
+    bounds = SchemaBounds.create(field_limits={"claims": 3, "evidence_excerpt": 80, "evidence_bindings": 2})
+    bounded = bound_json_schema(ExecutorOutputV2.model_json_schema(), bounds)
+    assert bounded["properties"]["claims"]["maxItems"] == 3
+    binding = bounded["$defs"]["EvidenceBinding"]["properties"]
+    assert binding["evidence_excerpt"]["maxLength"] == 80
+    assert bounded["$defs"]["Claim"]["properties"]["evidence_bindings"] == {
+        **bounded["$defs"]["Claim"]["properties"]["evidence_bindings"],
+        "maxItems": 2,
+        "minItems": 1,
+    }
+    assert bounded["$defs"]["RecommendedAction"]["properties"]["evidence_bindings"]["maxItems"] == 2
+    assert binding["tool_name"]["maxLength"] == bounds.max_string_length  # others keep the default
+    assert is_bounded(bounded)
+
+
+def test_a_field_limit_never_undercuts_a_declared_minimum_or_loosens_a_declared_maximum() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "ids": {"type": "array", "items": {"type": "integer"}, "minItems": 2},
+            "note": {"anyOf": [{"type": "string", "maxLength": 10}, {"type": "null"}]},
+        },
+    }
+    props = bound_json_schema(schema, SchemaBounds.create(field_limits={"ids": 1, "note": 50}))["properties"]
+    assert props["ids"]["maxItems"] == 2
+    assert props["note"]["anyOf"][0]["maxLength"] == 10
+
+
+def test_omitted_fields_leave_the_schema_and_its_required_list() -> None:
+    from dspy.adapters.json_adapter import _get_structured_outputs_response_format
+
+    from evigate.signatures.agents import WriteEvidence
+
+    # What DSPy's JSON adapter sends: every property required, defaults or not.
+    sent = _get_structured_outputs_response_format(WriteEvidence, False).model_json_schema()
+    bounds = SchemaBounds.create(omit_fields=["source_type", "source_id", "RecommendedAction.evidence_bindings"])
+    bounded = bound_json_schema(sent, bounds)
+    binding = bounded["$defs"]["EvidenceBinding"]
+    assert "source_type" not in binding["properties"] and "source_id" not in binding["properties"]
+    assert set(binding["required"]) == {"tool_name", "source_invocation_ids", "evidence_excerpt"}
+    assert "evidence_bindings" in bounded["$defs"]["Claim"]["properties"]  # a qualified name stays in its object
+    action = bounded["$defs"]["RecommendedAction"]
+    assert "evidence_bindings" not in action["properties"] and "evidence_bindings" not in action["required"]
+    # What the model may write under the bounded schema still validates as the contract.
+    sample = {
+        "executor_output": {
+            "answer_version": "executor_evidence_v2",
+            "claims": [
+                {
+                    "claim_id": "claim-1",
+                    "claim_type": "symptom",
+                    "claim_text": "t",
+                    "support_level": "direct",
+                    "evidence_bindings": [
+                        {"tool_name": "query_order", "source_invocation_ids": [1], "evidence_excerpt": "x"}
+                    ],
+                }
+            ],
+            "hypotheses": [],
+            "recommended_actions": [{"action_text": "a", "reason": "r"}],
+            "missing_info": [],
+        }
+    }
+    jsonschema.validate(sample, bounded)
+    ExecutorOutputV2.model_validate(sample["executor_output"])
+
+
+def test_field_limits_are_validated() -> None:
+    with pytest.raises(ValueError, match="claims"):
+        SchemaBounds.create(field_limits={"claims": 0})

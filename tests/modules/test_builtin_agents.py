@@ -37,17 +37,44 @@ def dummy(*answers: dict[str, Any]) -> DummyLM:
     return DummyLM(list(answers), adapter=JSON)
 
 
+AMBIGUOUS = "订单 123 为什么失败了？"  # no error code: the model has to choose
+
+
 def test_planner_model_picks_the_skill_and_code_writes_the_steps() -> None:
-    with dspy.context(lm=dummy({"choice": {"skill": "payment-timeout", "rationale": "支付超时"}}), adapter=JSON):
-        plan = Planner()(query=QUERY).plan
-    assert plan.skill == "payment-timeout" and plan.rationale == "支付超时"
+    lm = dummy({"choice": {"skill": "payment-timeout", "rationale": "支付超时"}})
+    with dspy.context(lm=lm, adapter=JSON):
+        prediction = Planner()(query=AMBIGUOUS)
+    plan = prediction.plan
+    assert prediction.decided_by == "model" and plan.skill == "payment-timeout" and plan.rationale == "支付超时"
     assert ("query_order", {"order_id": 123}) in [(s.tool, s.args) for s in plan.steps]
     assert all("{" not in str(value) for step in plan.steps for value in step.args.values())  # all filled
+    prompt = lm.history[-1]["messages"][-1]["content"]
+    shown = [
+        line.split(":")[0] for line in prompt.split("[[ ## skills ## ]]")[1].split("[[")[0].split("\n") if ":" in line
+    ]
+    assert len(shown) == 3 and "order-failure-triage" in shown  # a shortlist, best text match included
+
+
+def test_an_error_code_one_skill_owns_decides_without_the_model() -> None:
+    class Refuses(DummyLM):
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("the planner model must not be asked")
+
+    with dspy.context(lm=Refuses([], adapter=JSON), adapter=JSON):
+        prediction = Planner()(query=QUERY)
+    assert prediction.decided_by == "rule" and prediction.plan.skill == "payment-timeout"
+    assert "ERR_TIMEOUT" in prediction.plan.rationale
+
+
+def test_a_bare_error_code_question_stays_with_the_model() -> None:
+    with dspy.context(lm=dummy({"choice": {"skill": "error-code-explain"}}), adapter=JSON):
+        prediction = Planner()(query="ERR_RATE_LIMITED 是什么意思？")
+    assert prediction.decided_by == "model" and prediction.plan.skill == "error-code-explain"
 
 
 def test_an_unknown_skill_falls_back_to_the_best_match() -> None:
     with dspy.context(lm=dummy({"choice": {"skill": "no-such-skill"}}), adapter=JSON):
-        plan = Planner()(query="库存服务死锁 ERR_DEADLOCK 怎么回事").plan
+        plan = Planner()(query="库存扣减失败，是不是死锁了？").plan
     assert plan.skill == "inventory-deadlock" and plan.steps
 
 
@@ -121,6 +148,39 @@ def test_verifier_sees_no_raw_executor_text_once_structured_output_exists() -> N
     assert "PLANNER-THOUGHT-SENTINEL" not in prompt
 
 
+def test_the_verifier_prompt_leaves_out_only_empty_values() -> None:
+    from evigate.modules.verifier import verifier_prompt_payload
+    from evigate.signatures import ToolTraceEntry
+
+    entry = ToolTraceEntry(
+        trace_ref="trace-1",
+        tool_name="query_logs",
+        success=False,
+        input_summary="query_logs(order_id=123)",
+        output_summary="",
+        evidence_level="none",
+        source_invocation_ids=[4],
+        failure_count=1,
+    )
+    verifier_input = VerifierInput(
+        original_query=QUERY,
+        executor_structured_output={"answer_version": "executor_evidence_v2", "claims": []},
+        executor_output_parse_status=ExecutorOutputParseStatus(status="valid"),
+        tool_trace_summary=[entry],
+    )
+    payload = json.loads(verifier_prompt_payload(verifier_input).model_dump_json())
+    shown = payload["tool_trace_summary"][0]
+    assert shown["success"] is False and shown["failure_count"] == 1 and shown["source_invocation_ids"] == [4]
+    assert "output_summary" not in shown and "repeat_count" not in shown and "query_samples" not in shown
+    assert payload["executor_structured_output"]["answer_version"] == "executor_evidence_v2"
+    assert "executor_raw_output" not in payload
+    lm = dummy({"judgement": {"verdict": "LOW_CONFID", "claim_checks": []}})
+    with dspy.context(lm=lm, adapter=JSON):
+        Verifier()(verifier_input=verifier_input)
+    prompt = lm.history[-1]["messages"][-1]["content"]
+    assert '"failure_count": 1' in prompt and "query_samples" not in prompt and "repeat_count" not in prompt
+
+
 def test_builtin_program_end_to_end_on_scripted_lms(world_db: Path) -> None:
     store = AuditStore(world_db)
 
@@ -183,7 +243,9 @@ def test_builtin_program_end_to_end_on_scripted_lms(world_db: Path) -> None:
     assert result.answer == "已确认：订单 123 状态为 FAILED，错误码 ERR_TIMEOUT。"
     steps = store.steps(result.session_id)
     assert [s["agent"] for s in steps] == ["planner", "executor", "verifier", "composer"]
-    assert all(s["status"] == "ok" and s["model_output"] for s in steps)
+    assert all(s["status"] == "ok" for s in steps)
+    assert "chosen by rule" in steps[0]["thought"]  # ERR_TIMEOUT + an order id: no planner model call
+    assert all(s["model_output"] for s in steps[1:])
     assert '"claim-1"' in steps[1]["model_output"]  # the executor's raw model text, kept for audit
 
 

@@ -1,0 +1,299 @@
+"""Reusing evaluated prompt prefixes across agent calls, rounds and processes.
+
+Prompt evaluation is most of a small local model's time: ~80 prompt tokens/s on one core, and every call starts
+with the agent's system prompt (DSPy's field list, JSON schema and instructions: 450-1,500 tokens per agent, the
+same on every call). llama.cpp keeps one context, so when agents take turns the previous agent's prompt is gone.
+
+`PrefixCache` keeps KV states of one sequence (not llama-cpp-python's whole `LlamaState`, which also copies a
+512 x vocabulary logits buffer — 311 MB for Qwen — on every save):
+
+- in RAM, the state after each completed call, keyed by its tokens (LRU within a byte budget): the next call of
+  the same agent restores it and evaluates only what differs (round 2 shares the system prompt, the question and
+  the first round's evidence);
+- on disk, the state of each agent's system prompt (the text `pin` names), so a new `evigate ask` process starts
+  warm. Files are keyed by the model file, llama.cpp version and context size; a file that does not load is
+  deleted and the prompt is evaluated normally.
+
+`install(llama, cache)` wraps the instance's `create_completion`, which every chat handler of llama-cpp-python
+calls with the prompt's tokens; `Llama.generate` then reuses the restored prefix by itself.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+MIN_PREFIX_TOKENS = 32
+"""Shorter shared prefixes are not worth a restore (the chat template's opening alone is a few tokens)."""
+
+_MAGIC = b"EVGKV001"
+_SEQ = 0
+
+
+def common_prefix(a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> int:
+    """Length of the longest common prefix of two token sequences."""
+    left, right = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    n = min(len(left), len(right))
+    if n == 0:
+        return 0
+    differs = np.flatnonzero(left[:n] != right[:n])
+    return int(differs[0]) if len(differs) else n
+
+
+@dataclass
+class Match:
+    """A stored state whose tokens share `length` leading tokens with a prompt."""
+
+    tokens: np.ndarray
+    length: int
+    data: bytes | None = None
+    path: Path | None = None
+
+    def load(self) -> bytes | None:
+        if self.data is not None:
+            return self.data
+        assert self.path is not None
+        try:
+            raw = self.path.read_bytes()
+        except OSError:
+            return None
+        header = len(_MAGIC) + 8
+        if not raw.startswith(_MAGIC) or len(raw) < header:
+            return None
+        n = int.from_bytes(raw[len(_MAGIC) : header], "little")
+        return raw[header + 4 * n :]
+
+
+class PrefixCache:
+    """KV states of evaluated prompts, found again by longest common token prefix (see the module docstring).
+
+    Args:
+        capacity_bytes: RAM for states of recent calls (0 keeps none in RAM).
+        disk_dir: where system-prompt states persist across processes (None: RAM only).
+        max_disk_files: older files beyond this many are removed.
+    """
+
+    def __init__(self, capacity_bytes: int, disk_dir: Path | None = None, max_disk_files: int = 24) -> None:
+        self.capacity_bytes = capacity_bytes
+        self.disk_dir = disk_dir
+        self.max_disk_files = max_disk_files
+        self._ram: OrderedDict[bytes, tuple[np.ndarray, bytes]] = OrderedDict()
+        self._disk_index: dict[Path, np.ndarray] | None = None
+        self._lock = threading.Lock()
+        self.pin: str | None = None
+        self.stats = {"restored_tokens": 0, "disk_writes": 0, "disk_hits": 0, "ram_hits": 0}
+
+    # -- lookup ---------------------------------------------------------------------------------------------------
+    def best(self, tokens: Sequence[int]) -> Match | None:
+        """The stored state sharing the longest prefix with `tokens` (at least MIN_PREFIX_TOKENS), if any."""
+        found: Match | None = None
+        with self._lock:
+            for stored, data in self._ram.values():
+                length = common_prefix(stored, tokens)
+                if length >= MIN_PREFIX_TOKENS and (found is None or length > found.length):
+                    found = Match(stored, length, data=data)
+            for path, stored in self._disk().items():
+                length = common_prefix(stored, tokens)
+                if length >= MIN_PREFIX_TOKENS and (found is None or length > found.length):
+                    found = Match(stored, length, path=path)
+        return found
+
+    def on_disk(self, tokens: Sequence[int]) -> bool:
+        return self.disk_dir is not None and self._path_for(tokens) in self._disk()
+
+    # -- storing --------------------------------------------------------------------------------------------------
+    def remember(self, tokens: Sequence[int], data: bytes) -> None:
+        """Keep a state in RAM (LRU within capacity)."""
+        if self.capacity_bytes <= 0 or len(data) > self.capacity_bytes:
+            return
+        stored = np.asarray(tokens, dtype=np.int32).copy()
+        key = hashlib.sha1(stored.tobytes()).digest()
+        with self._lock:
+            self._ram.pop(key, None)
+            self._ram[key] = (stored, data)
+            while sum(len(d) for _, d in self._ram.values()) > self.capacity_bytes:
+                self._ram.popitem(last=False)
+
+    def persist(self, tokens: Sequence[int], data: bytes) -> None:
+        """Write a state to disk atomically; failures only cost the next process its warm start."""
+        if self.disk_dir is None:
+            return
+        stored = np.asarray(tokens, dtype=np.int32)
+        path = self._path_for(stored)
+        try:
+            self.disk_dir.mkdir(parents=True, exist_ok=True)
+            handle, tmp = tempfile.mkstemp(dir=self.disk_dir, suffix=".tmp")
+            with os.fdopen(handle, "wb") as out:
+                out.write(_MAGIC + len(stored).to_bytes(8, "little") + stored.tobytes() + data)
+            os.replace(tmp, path)
+        except OSError as exc:
+            logger.warning("could not persist a prompt state to %s: %s", self.disk_dir, exc)
+            return
+        with self._lock:
+            self._disk()[path] = stored.copy()
+            self.stats["disk_writes"] += 1
+            self._trim_disk()
+
+    def forget(self, match: Match) -> None:
+        """Drop a state that did not load (stale or damaged file)."""
+        with self._lock:
+            if match.path is not None:
+                match.path.unlink(missing_ok=True)
+                self._disk().pop(match.path, None)
+            else:
+                key = hashlib.sha1(np.asarray(match.tokens, dtype=np.int32).tobytes()).digest()
+                self._ram.pop(key, None)
+
+    # -- disk -----------------------------------------------------------------------------------------------------
+    def _path_for(self, tokens: Sequence[int]) -> Path:
+        assert self.disk_dir is not None
+        digest = hashlib.sha256(np.asarray(tokens, dtype=np.int32).tobytes()).hexdigest()[:32]
+        return self.disk_dir / f"{digest}.kv"
+
+    def _disk(self) -> dict[Path, np.ndarray]:
+        if self._disk_index is None:
+            self._disk_index = {}
+            if self.disk_dir is not None and self.disk_dir.is_dir():
+                for path in self.disk_dir.glob("*.kv"):
+                    tokens = _read_tokens(path)
+                    if tokens is not None:
+                        self._disk_index[path] = tokens
+        return self._disk_index
+
+    def _trim_disk(self) -> None:
+        index = self._disk()
+        if len(index) <= self.max_disk_files:
+            return
+        by_age = sorted(index, key=lambda p: p.stat().st_mtime if p.exists() else 0.0)
+        for path in by_age[: len(index) - self.max_disk_files]:
+            path.unlink(missing_ok=True)
+            index.pop(path, None)
+
+
+def _read_tokens(path: Path) -> np.ndarray | None:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(_MAGIC) + 8)
+            if not head.startswith(_MAGIC) or len(head) < len(_MAGIC) + 8:
+                return None
+            n = int.from_bytes(head[len(_MAGIC) :], "little")
+            body = handle.read(4 * n)
+    except OSError:
+        return None
+    if len(body) != 4 * n:
+        return None
+    return np.frombuffer(body, dtype=np.int32).copy()
+
+
+# -- llama.cpp side ---------------------------------------------------------------------------------------------
+
+
+def save_sequence(llama: Any) -> bytes:
+    """The KV state of sequence 0 (the tokens evaluated so far)."""
+    import llama_cpp
+
+    size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, _SEQ)
+    buffer = (ctypes.c_uint8 * size)()
+    written = llama_cpp.llama_state_seq_get_data(llama._ctx.ctx, buffer, size, _SEQ)
+    return bytes(buffer[:written])
+
+
+def restore_sequence(llama: Any, tokens: np.ndarray, data: bytes, keep: int) -> bool:
+    """Load a saved sequence and keep its first `keep` tokens; False (context cleared) when it does not load."""
+    import llama_cpp
+
+    llama._ctx.kv_cache_clear()
+    buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+    if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, buffer, len(data), _SEQ) != len(data):
+        llama._ctx.kv_cache_clear()
+        llama.n_tokens = 0
+        return False
+    llama.input_ids[: len(tokens)] = tokens
+    llama.n_tokens = keep
+    llama._ctx.kv_cache_seq_rm(-1, keep, -1)
+    llama._requires_eval = True
+    return True
+
+
+def pin_boundary(llama: Any, tokens: Sequence[int], text: str | None) -> int:
+    """How many leading tokens of `tokens` end at (or just before) the end of `text` in the rendered prompt."""
+    if not text:
+        return 0
+    pieces = [llama.detokenize([token], special=True) for token in tokens]
+    rendered = b"".join(pieces)
+    target = text.encode("utf-8")
+    start = rendered.find(target)
+    if start < 0:
+        return 0
+    end = start + len(target)
+    total = 0
+    for count, piece in enumerate(pieces):
+        if total + len(piece) > end:
+            return count
+        total += len(piece)
+    return len(pieces)
+
+
+def install(llama: Any, cache: PrefixCache) -> None:
+    """Route the instance's `create_completion` through `cache` (see the module docstring)."""
+    original = llama.create_completion
+
+    def create_completion(prompt: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(prompt, list | tuple) and prompt:
+            prime(llama, cache, list(prompt))
+        result = original(prompt, *args, **kwargs)
+        if kwargs.get("stream"):
+            return _remember_after(llama, cache, result)
+        remember(llama, cache)
+        return result
+
+    llama.create_completion = create_completion
+
+
+def prime(llama: Any, cache: PrefixCache, tokens: list[int]) -> None:
+    """Before evaluating `tokens`: restore the best stored state, and store the pinned system prompt if new."""
+    in_context = common_prefix(llama.input_ids[: llama.n_tokens], tokens)
+    match = cache.best(tokens)
+    if match is not None and match.length > in_context:
+        data = match.load()
+        if data is not None and restore_sequence(llama, match.tokens, data, match.length):
+            in_context = match.length
+            cache.stats["restored_tokens"] += match.length
+            cache.stats["disk_hits" if match.path is not None else "ram_hits"] += 1
+        else:
+            cache.forget(match)
+            in_context = 0
+    pinned = pin_boundary(llama, tokens, cache.pin) if cache.disk_dir is not None else 0
+    # Leave at least one prompt token for generate() to evaluate, so fresh logits exist before sampling.
+    pinned = min(pinned, len(tokens) - 1)
+    if pinned >= MIN_PREFIX_TOKENS and not cache.on_disk(tokens[:pinned]):
+        keep = min(in_context, pinned)
+        llama.n_tokens = keep
+        llama.eval(tokens[keep:pinned])
+        cache.persist(tokens[:pinned], save_sequence(llama))
+
+
+def remember(llama: Any, cache: PrefixCache) -> None:
+    """After a call: keep the context's state in RAM for the next call that shares its prefix."""
+    if cache.capacity_bytes > 0 and llama.n_tokens >= MIN_PREFIX_TOKENS:
+        cache.remember(llama.input_ids[: llama.n_tokens], save_sequence(llama))
+
+
+def _remember_after(llama: Any, cache: PrefixCache, chunks: Iterator[Any]) -> Iterator[Any]:
+    try:
+        yield from chunks
+    finally:
+        remember(llama, cache)

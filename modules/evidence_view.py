@@ -1,0 +1,115 @@
+"""What the Executor model reads: recorded tool outputs, cut to the lines that matter for this question.
+
+Prompt evaluation dominates a small local model's time (~80 prompt tokens/s on one core), and a metrics output of
+1,440 points or a log page of 30 lines is mostly lines no claim will cite. Each output keeps its opening lines (the
+tools put totals, stats and threshold breaches there), then the lines that name something the user asked about
+(order id, error code, trace id, service), then the rest in order while the budget lasts. Lines are kept verbatim,
+so an excerpt copied from this view is an excerpt of the recorded output; only the Gatekeeper's comparison against
+the full recorded output decides whether it matches. Pure: no I/O, no DSPy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+
+from evigate.signatures import ToolInvocation
+
+
+def step_key(tool: str, args: Mapping[str, object]) -> str:
+    """Identity of a tool call, used to avoid repeating finished retrieval in round 2."""
+    shown = {k: v for k, v in sorted(args.items()) if v not in (None, "")}
+    return f"{tool}({json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)})"
+
+
+HEAD_LINES = 3
+"""At most this many opening lines are always kept: tools write their summary, stats and threshold breaches first.
+The head ends at the first timestamped line: from there on it is records (log lines, metric points), ranked."""
+
+_RECORD = re.compile(r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}")
+
+
+def focus_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern matching any term as a whole token (``123`` must not match inside ``2026-11-28 14:03:12 3``)."""
+    cleaned = sorted({t.strip() for t in terms if t and t.strip()}, key=len, reverse=True)
+    if not cleaned:
+        return None
+    alternatives = "|".join(re.escape(term) for term in cleaned)
+    return re.compile(rf"(?<![0-9A-Za-z_])(?:{alternatives})(?![0-9A-Za-z_])")
+
+
+def compact_output(text: str, max_chars: int, focus: re.Pattern[str] | None = None) -> str:
+    """``text`` within ``max_chars``, omissions marked.
+
+    Kept, in this priority: the opening lines; lines naming the most distinct focus terms, then lines carrying an
+    incident signal (ERROR, WARN, timeout, 失败 …); other lines only while under half the budget, so a long series
+    of ordinary metric points does not crowd out the next tool's output. Shown in their original order.
+    """
+    if len(text) <= max_chars:
+        return text
+    lines = text.splitlines()
+    head: list[int] = []
+    for index, line in enumerate(lines[:HEAD_LINES]):
+        if _RECORD.match(line):
+            break
+        head.append(index)
+    rest = list(range(len(head), len(lines)))
+    ranked = sorted(rest, key=lambda i: (-_focus_hits(lines[i], focus), -bool(_SIGNAL.search(lines[i])), i))
+    kept: set[int] = set()
+    used = 0
+    for index in head + ranked:
+        line = lines[index]
+        important = index in head or _focus_hits(line, focus) > 0 or bool(_SIGNAL.search(line))
+        budget = max_chars if important else max_chars // 2
+        if used + len(line) + 1 > budget:
+            if not kept:  # one very long first line: keep its start rather than nothing
+                lines[index] = line[: max(0, max_chars - 2)] + " …"
+                kept.add(index)
+                used = max_chars
+            continue
+        kept.add(index)
+        used += len(line) + 1
+    shown: list[str] = []
+    skipped = 0
+    for index, line in enumerate(lines):
+        if index in kept:
+            if skipped:
+                shown.append(f"… ({skipped} lines omitted)")
+                skipped = 0
+            shown.append(line)
+        else:
+            skipped += 1
+    if skipped:
+        shown.append(f"… ({skipped} lines omitted)")
+    return "\n".join(shown)
+
+
+# Words with which logs and runbooks mark trouble; a line carrying one is worth more than an ordinary one.
+_SIGNAL = re.compile(r"ERROR|WARN|FAIL|[Tt]imeout|[Ee]xhaust|[Dd]eadlock|超时|失败|异常|耗尽|breach")
+
+
+def _focus_hits(line: str, focus: re.Pattern[str] | None) -> int:
+    return len(set(focus.findall(line))) if focus is not None else 0
+
+
+def format_evidence(
+    invocations: list[ToolInvocation],
+    max_chars: int,
+    *,
+    purposes: Mapping[str, str] | None = None,
+    focus_terms: Iterable[str] = (),
+) -> str:
+    """Evidence calls as ``[invocation N tool] purpose`` + arguments + the compacted output, failures marked."""
+    focus = focus_pattern(focus_terms)
+    blocks = []
+    for inv in invocations:
+        if not inv.is_evidence:
+            continue
+        status = "" if inv.success else " FAILED"
+        purpose = (purposes or {}).get(step_key(inv.tool_name, inv.input), "")
+        body = inv.output_preview if inv.success else (inv.error or inv.output_preview)
+        args = json.dumps(inv.input, ensure_ascii=False, default=str)
+        header = f"[invocation {inv.id} {inv.tool_name}{status}]" + (f" {purpose}" if purpose else "")
+        blocks.append(f"{header}\nargs={args}\n{compact_output(body, max_chars, focus)}")
+    return "\n\n".join(blocks) if blocks else "(no evidence collected)"
