@@ -5,7 +5,7 @@ For each installed candidate (evigate.llm.models.LOCAL_MODELS) it measures, thro
   - prompt tokens per call of a DSPy JSONAdapter claim-extraction prompt, and prompt-eval tokens/s,
   - decode tokens/s free vs JSON-schema constrained (same prompt, wall clock after prompt evaluation),
   - prompt cache: a cold call, a warm call sharing the prompt prefix, and two signatures alternating
-    with and without llama.cpp's RAM prompt cache (LlamaRAMCache),
+    with and without prompt-state reuse (evigate.llm.prefix_cache, 256 MB of RAM states; disk persistence off here),
   - quality on a fixed Chinese claim-extraction prompt: valid JSON (strict json.loads), schema-valid,
     invocation ids taken from the input, evidence excerpts verbatim in the cited tool output, Chinese text.
 Qwen also gets a string-bound sweep (maxLength 128 / 512 / 1000) to show what the bound costs.
@@ -240,7 +240,7 @@ def alternating(name: str) -> dict[str, float]:
     figures = {}
     for cache_mb in (0, 256):
         unload_all()
-        engine = LlamaCppEngine(name, prompt_cache_mb=cache_mb)
+        engine = LlamaCppEngine(name, prompt_cache_mb=cache_mb, persist_prefixes=False)
         engine.loaded()
         calls = [run(engine, requests[i % 2]) for i in range(4)]
         figures[f"cache{cache_mb}_round2_prompt_ms"] = sum(c.prompt_eval_ms for c in calls[2:])
@@ -299,7 +299,7 @@ def print_report(results: list[dict[str, Any]], sweep: list[tuple[int, Call, Qua
             if a:
                 print(
                     f"  {r['model']:<20} no RAM cache: prompt eval {a['cache0_round2_prompt_ms']:.0f} ms, "
-                    f"wall {a['cache0_round2_wall_s']:.1f} s | LlamaRAMCache 256 MB: prompt eval "
+                    f"wall {a['cache0_round2_wall_s']:.1f} s | prompt-state reuse 256 MB: prompt eval "
                     f"{a['cache256_round2_prompt_ms']:.0f} ms, wall {a['cache256_round2_wall_s']:.1f} s "
                     f"(round 1 wall {a['cache0_round1_wall_s']:.1f} vs {a['cache256_round1_wall_s']:.1f} s)"
                 )

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import dspy
 
 from evigate.datasets.world import extract_query_entities
+from evigate.llm.constraints import constrain_fields
 from evigate.modules.evidence_view import format_evidence, step_key
 from evigate.signatures import Plan, RetryContext, ToolInvocation
 from evigate.signatures.agents import WriteEvidence
@@ -99,8 +100,16 @@ class Executor(dspy.Module):
             purposes={step_key(step.tool, step.args): step.purpose for step in plan.steps},
             focus_terms=_query_terms(query),
         )
+        cited = [inv for inv in invocations if inv.is_evidence and inv.success]
+        # A model decoding under a grammar can then only cite what this session recorded (see llm.constraints);
+        # the Gatekeeper still checks every citation, for this and for any other Executor.
+        session_only = {
+            "source_invocation_ids[]": [inv.id for inv in cited],
+            "EvidenceBinding.tool_name": sorted({inv.tool_name for inv in cited}),
+        }
         try:
-            prediction = self.write(query=query, evidence=evidence, retry_context=retry_context)
+            with constrain_fields(session_only):
+                prediction = self.write(query=query, evidence=evidence, retry_context=retry_context)
         except dspy.utils.exceptions.AdapterParseError as exc:
             # Keep what the model wrote, verbatim: the Gatekeeper, not the adapter, decides what it is worth.
             return dspy.Prediction(raw_output=extract_field_json(str(exc.lm_response), "executor_output"), mode="plan")

@@ -10,6 +10,7 @@ bounding it (see schema_bounds) because small models loop inside unbounded strin
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import os
 import threading
@@ -29,6 +30,7 @@ from dspy.lm15 import (
     response_to_events,
 )
 
+from evigate.llm.constraints import current_field_enums
 from evigate.llm.grammar import grammar_text, usable_grammar
 from evigate.llm.greedy import complete_greedy
 from evigate.llm.json_text import repair_json_text
@@ -116,7 +118,10 @@ class LlamaCppEngine:
         """Run one generation for `request` and return it with token usage."""
         messages = chat_messages(request, merge_system_into_user=self.merge_system_into_user)
         json_format = response_format_of(request)
-        gbnf = grammar_text(json_format, self.bounds) if json_format is not None else None
+        bounds = self.bounds
+        if current_field_enums():
+            bounds = dataclasses.replace(bounds, field_enums=current_field_enums())
+        gbnf = grammar_text(json_format, bounds) if json_format is not None else None
         config = request.config
         options: dict[str, Any] = {
             "temperature": 0.0 if config.temperature is None else config.temperature,

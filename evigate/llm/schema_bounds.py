@@ -39,12 +39,15 @@ class SchemaBounds:
         field_limits: (property name, limit) pairs: wherever a property of that name is a string or an array,
             its `maxLength`/`maxItems` is at most the limit (tighter than the defaults, never looser than a
             declared minimum); `name[]` limits the items of an array property instead (e.g. the length of
-            each string in a list). Generation time grows with every token a small model writes and it fills lists to
-            their limit, so the few fields that carry the content get their own, smaller limits.
+            each string in a list); `Title.name` applies only inside objects of that title. Generation time
+            grows with every token a small model writes and it fills lists to their limit, so the few fields
+            that carry the content get their own, smaller limits.
         omit_fields: properties removed from the schema (and from `required`): fields the contract defaults (e.g.
             an evidence binding's `source_type`) cost tokens and add nothing. DSPy's JSON adapter marks every
             property required, so being required says nothing here; only name what the contract can default.
             A name applies wherever it occurs; `Title.name` only inside objects of that title.
+        field_enums: (property name, allowed values) pairs, named like `field_limits`: the field (or, for
+            `name[]`, each item) may only take those values. Usually per call (`evigate.llm.constraints`).
     """
 
     max_string_length: int = 512
@@ -53,6 +56,7 @@ class SchemaBounds:
     ceiling: int = 1000
     field_limits: tuple[tuple[str, int], ...] = ()
     omit_fields: frozenset[str] = frozenset()
+    field_enums: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("max_string_length", "max_array_items"):
@@ -69,12 +73,14 @@ class SchemaBounds:
         *,
         field_limits: dict[str, int] | None = None,
         omit_fields: list[str] | tuple[str, ...] | frozenset[str] | None = None,
+        field_enums: dict[str, list[Any]] | None = None,
         **options: Any,
     ) -> SchemaBounds:
-        """Build from plain settings values (a mapping and a list), as YAML and `dump_state` hold them."""
+        """Build from plain settings values (mappings and a list), as YAML and `dump_state` hold them."""
         return cls(
             field_limits=tuple(sorted((field_limits or {}).items())),
             omit_fields=frozenset(omit_fields or ()),
+            field_enums=tuple(sorted((name, tuple(values)) for name, values in (field_enums or {}).items())),
             **options,
         )
 
@@ -107,12 +113,18 @@ def _bound_in_place(node: Any, bounds: SchemaBounds) -> None:
     properties = node.get("properties")
     if isinstance(properties, dict):
         _omit_fields(node, properties, bounds.omit_fields)
-        limits = dict(bounds.field_limits)
+        title = node.get("title")
+        limits, enums = dict(bounds.field_limits), dict(bounds.field_enums)
         for name, child in properties.items():
-            if name in limits:
-                _apply_field_limit(child, limits[name])
-            if f"{name}[]" in limits and isinstance(child, dict):
-                _apply_field_limit(child.get("items"), limits[f"{name}[]"])
+            if not isinstance(child, dict):
+                continue
+            for key, target in ((name, child), (f"{name}[]", child.get("items"))):
+                limit = _named(limits, title, key)
+                if limit is not None:
+                    _apply_field_limit(target, limit)
+                values = _named(enums, title, key)
+                if values is not None:
+                    _apply_enum(target, values)
     types = _types_of(node)
     if "string" in types and not any(k in node for k in _STRING_SHAPE_KEYS):
         node["maxLength"] = _limit(node, "maxLength", "minLength", bounds.max_string_length, bounds.ceiling)
@@ -153,6 +165,19 @@ def _apply_field_limit(node: Any, limit: int) -> None:
         node["maxLength"] = _tighter(node, "maxLength", "minLength", limit)
     if "array" in types:
         node["maxItems"] = _tighter(node, "maxItems", "minItems", limit)
+
+
+def _named(settings: dict[str, Any], title: Any, key: str) -> Any:
+    """The setting for property `key` of an object titled `title`: `Title.key` first, then plain `key`."""
+    qualified = settings.get(f"{title}.{key}") if title else None
+    return qualified if qualified is not None else settings.get(key)
+
+
+def _apply_enum(node: Any, values: tuple[Any, ...]) -> None:
+    if isinstance(node, dict) and values:
+        node["enum"] = list(values)
+        for key in ("maxLength", "minLength", "pattern", "format"):
+            node.pop(key, None)
 
 
 def _tighter(node: JsonSchema, max_key: str, min_key: str, limit: int) -> int:

@@ -231,3 +231,26 @@ def test_omitted_fields_leave_the_schema_and_its_required_list() -> None:
 def test_field_limits_are_validated() -> None:
     with pytest.raises(ValueError, match="claims"):
         SchemaBounds.create(field_limits={"claims": 0})
+
+
+def test_per_call_enums_narrow_fields_inside_a_constrain_block() -> None:
+    from evigate.llm.constraints import constrain_fields, current_field_enums
+
+    assert current_field_enums() == ()
+    outer = {"source_invocation_ids[]": [7, 8], "EvidenceBinding.tool_name": ["query_logs"]}
+    with constrain_fields(outer), constrain_fields({"missing": []}):  # empty lists constrain nothing
+        enums = current_field_enums()
+    assert current_field_enums() == ()
+    bounded = bound_json_schema(ExecutorOutputV2.model_json_schema(), SchemaBounds.create(field_enums=dict(enums)))
+    binding = bounded["$defs"]["EvidenceBinding"]["properties"]
+    assert binding["source_invocation_ids"]["items"]["enum"] == [7, 8]
+    assert binding["tool_name"]["enum"] == ["query_logs"] and "maxLength" not in binding["tool_name"]
+    jsonschema.validate(
+        {"tool_name": "query_logs", "source_invocation_ids": [8], "evidence_excerpt": "x"},
+        {**bounded["$defs"]["EvidenceBinding"], "$defs": bounded["$defs"]},
+    )
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(
+            {"tool_name": "query_logs", "source_invocation_ids": [123], "evidence_excerpt": "x"},
+            {**bounded["$defs"]["EvidenceBinding"], "$defs": bounded["$defs"]},
+        )

@@ -110,6 +110,35 @@ def test_planner_fallback_needs_no_model() -> None:
     assert plan.skill == "inventory-deadlock" and plan.steps
 
 
+def test_executor_lets_the_model_cite_only_this_sessions_successful_calls(world_db: Path) -> None:
+    from evigate.llm.constraints import current_field_enums
+
+    seen: list[dict[str, Any]] = []
+
+    class Recording(DummyLM):
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            seen.append(dict(current_field_enums()))
+            return super().forward(*args, **kwargs)
+
+    store = AuditStore(world_db)
+    session_id = store.start_session(QUERY)
+    toolbox = Toolbox(store, session_id)
+    plan = Plan(
+        skill="payment-timeout",
+        steps=[
+            PlanStep(tool="query_order", args={"order_id": 123}),
+            PlanStep(tool="query_logs", args={"limit": "many"}),  # bad arguments: recorded as a failed call
+        ],
+    )
+    with dspy.context(lm=Recording([{"executor_output": {"claims": []}}], adapter=JSON), adapter=JSON):
+        Executor()(query=QUERY, plan=plan, toolbox=toolbox)
+    invocations = store.invocations(session_id)
+    succeeded = [inv.id for inv in invocations if inv.success]
+    assert len(invocations) == 2 and len(succeeded) == 1
+    assert seen == [{"source_invocation_ids[]": tuple(succeeded), "EvidenceBinding.tool_name": ("query_order",)}]
+    assert current_field_enums() == ()  # nothing leaks past the call
+
+
 def test_executor_plan_mode_runs_steps_once_and_keeps_unparseable_text(world_db: Path) -> None:
     store = AuditStore(world_db)
     session_id = store.start_session(QUERY)
