@@ -93,23 +93,20 @@ def _focus_hits(line: str, focus: re.Pattern[str] | None) -> int:
     return len(set(focus.findall(line))) if focus is not None else 0
 
 
-def format_evidence(
-    invocations: list[ToolInvocation],
-    max_chars: int,
-    *,
-    purposes: Mapping[str, str] | None = None,
-    focus_terms: Iterable[str] = (),
-) -> str:
-    """Evidence calls as ``[invocation N tool] purpose`` + arguments + the compacted output, failures marked."""
+def format_evidence(invocations: list[ToolInvocation], max_chars: int, *, focus_terms: Iterable[str] = ()) -> str:
+    """Evidence calls as ``[invocation N tool]`` + arguments + the compacted output, failures marked.
+
+    Only tool output follows a header: showing the plan step's purpose there was measured to be copied by the 0.5B
+    default as if it were an excerpt.
+    """
     focus = focus_pattern(focus_terms)
     blocks = []
     for inv in invocations:
         if not inv.is_evidence:
             continue
         status = "" if inv.success else " FAILED"
-        purpose = (purposes or {}).get(step_key(inv.tool_name, inv.input), "")
         body = inv.output_preview if inv.success else (inv.error or inv.output_preview)
         args = json.dumps(inv.input, ensure_ascii=False, default=str)
-        header = f"[invocation {inv.id} {inv.tool_name}{status}]" + (f" {purpose}" if purpose else "")
-        blocks.append(f"{header}\nargs={args}\n{compact_output(body, max_chars, focus)}")
+        header = f"[invocation {inv.id} {inv.tool_name}{status}] args={args}"
+        blocks.append(f"{header}\n{compact_output(body, max_chars, focus)}")
     return "\n\n".join(blocks) if blocks else "(no evidence collected)"

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import dspy
 
 from evigate.datasets.world import extract_query_entities
-from evigate.llm.constraints import constrain_fields
+from evigate.llm.constraints import constrain
 from evigate.modules.evidence_view import format_evidence, step_key
 from evigate.signatures import Plan, RetryContext, ToolInvocation
 from evigate.signatures.agents import WriteEvidence
@@ -97,18 +97,10 @@ class Executor(dspy.Module):
         evidence = format_evidence(
             invocations,
             self.max_evidence_chars,
-            purposes={step_key(step.tool, step.args): step.purpose for step in plan.steps},
             focus_terms=_query_terms(query),
         )
-        cited = [inv for inv in invocations if inv.is_evidence and inv.success]
-        # A model decoding under a grammar can then only cite what this session recorded (see llm.constraints);
-        # the Gatekeeper still checks every citation, for this and for any other Executor.
-        session_only = {
-            "source_invocation_ids[]": [inv.id for inv in cited],
-            "EvidenceBinding.tool_name": sorted({inv.tool_name for inv in cited}),
-        }
         try:
-            with constrain_fields(session_only):
+            with constrain(object_variants={"EvidenceBinding": citable(invocations)}):
                 prediction = self.write(query=query, evidence=evidence, retry_context=retry_context)
         except dspy.utils.exceptions.AdapterParseError as exc:
             # Keep what the model wrote, verbatim: the Gatekeeper, not the adapter, decides what it is worth.
@@ -147,8 +139,21 @@ class Executor(dspy.Module):
 
 
 # ReAct gathers the evidence itself, so its signature is the writer's without the pre-collected evidence, and it
-# reads the plan it is to carry out. (In plan mode the steps already ran: their purposes head the evidence blocks.)
+# reads the plan it is to carry out. (In plan mode the steps already ran; the writer reads their outputs.)
 _ReactEvidence = WriteEvidence.delete("evidence").insert(1, "plan", dspy.InputField(desc="Planner 的计划"), type_=Plan)
+
+
+def citable(invocations: list[ToolInvocation]) -> list[dict[str, list[Any]]]:
+    """One evidence-binding choice per tool: its name with the ids of its successful calls in this session.
+
+    A model decoding under a grammar (see llm.constraints) can then only cite calls this session recorded, under
+    the tool that answered them; the Gatekeeper still checks every citation, of this and of any other Executor.
+    """
+    ids_by_tool: dict[str, list[int]] = {}
+    for inv in invocations:
+        if inv.is_evidence and inv.success:
+            ids_by_tool.setdefault(inv.tool_name, []).append(inv.id)
+    return [{"tool_name": [tool], "source_invocation_ids[]": ids} for tool, ids in sorted(ids_by_tool.items())]
 
 
 def _query_terms(query: str) -> list[str]:

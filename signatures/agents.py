@@ -64,7 +64,7 @@ class WriteEvidence(dspy.Signature):
     """
 
     query: str = dspy.InputField(desc="用户原始问题")
-    evidence: str = dspy.InputField(desc="本会话的工具调用结果，每段以 [invocation N tool_name] 调用目的 开头")
+    evidence: str = dspy.InputField(desc="本会话的工具调用结果，每段以 [invocation N tool_name] 开头")
     retry_context: RetryContext | None = dspy.InputField(desc="仅第二轮：需要补足的证据缺口")
     executor_output: ExecutorOutputV2 = dspy.OutputField()
 

@@ -30,7 +30,7 @@ from dspy.lm15 import (
     response_to_events,
 )
 
-from evigate.llm.constraints import current_field_enums
+from evigate.llm.constraints import current_constraints
 from evigate.llm.grammar import grammar_text, usable_grammar
 from evigate.llm.greedy import complete_greedy
 from evigate.llm.json_text import repair_json_text
@@ -118,9 +118,11 @@ class LlamaCppEngine:
         """Run one generation for `request` and return it with token usage."""
         messages = chat_messages(request, merge_system_into_user=self.merge_system_into_user)
         json_format = response_format_of(request)
-        bounds = self.bounds
-        if current_field_enums():
-            bounds = dataclasses.replace(bounds, field_enums=current_field_enums())
+        bounds, constraints = self.bounds, current_constraints()
+        if constraints:
+            bounds = dataclasses.replace(
+                bounds, field_enums=constraints.field_enums, object_variants=constraints.object_variants
+            )
         gbnf = grammar_text(json_format, bounds) if json_format is not None else None
         config = request.config
         options: dict[str, Any] = {

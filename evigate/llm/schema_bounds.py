@@ -48,6 +48,8 @@ class SchemaBounds:
             A name applies wherever it occurs; `Title.name` only inside objects of that title.
         field_enums: (property name, allowed values) pairs, named like `field_limits`: the field (or, for
             `name[]`, each item) may only take those values. Usually per call (`evigate.llm.constraints`).
+        object_variants: (`$defs` title, choices) pairs: such an object becomes `anyOf` copies of itself, each with
+            one choice's enums, so values that belong together (a tool and its invocation ids) stay together.
     """
 
     max_string_length: int = 512
@@ -57,6 +59,7 @@ class SchemaBounds:
     field_limits: tuple[tuple[str, int], ...] = ()
     omit_fields: frozenset[str] = frozenset()
     field_enums: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    object_variants: tuple[tuple[str, tuple[tuple[tuple[str, tuple[Any, ...]], ...], ...]], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("max_string_length", "max_array_items"):
@@ -74,6 +77,7 @@ class SchemaBounds:
         field_limits: dict[str, int] | None = None,
         omit_fields: list[str] | tuple[str, ...] | frozenset[str] | None = None,
         field_enums: dict[str, list[Any]] | None = None,
+        object_variants: dict[str, list[dict[str, list[Any]]]] | None = None,
         **options: Any,
     ) -> SchemaBounds:
         """Build from plain settings values (mappings and a list), as YAML and `dump_state` hold them."""
@@ -81,6 +85,10 @@ class SchemaBounds:
             field_limits=tuple(sorted((field_limits or {}).items())),
             omit_fields=frozenset(omit_fields or ()),
             field_enums=tuple(sorted((name, tuple(values)) for name, values in (field_enums or {}).items())),
+            object_variants=tuple(
+                (title, tuple(tuple(sorted((f, tuple(v)) for f, v in choice.items())) for choice in choices))
+                for title, choices in sorted((object_variants or {}).items())
+            ),
             **options,
         )
 
@@ -94,8 +102,34 @@ def bound_json_schema(schema: JsonSchema, bounds: SchemaBounds | None = None) ->
     if not isinstance(schema, dict):
         raise TypeError(f"a JSON schema must be an object, got {type(schema).__name__}")
     bounded = copy.deepcopy(schema)
-    _bound_in_place(bounded, bounds or SchemaBounds())
+    bounds = bounds or SchemaBounds()
+    _split_variants(bounded, dict(bounds.object_variants))
+    _bound_in_place(bounded, bounds)
     return bounded
+
+
+def _split_variants(schema: JsonSchema, variants: dict[str, Any]) -> None:
+    if not variants:
+        return
+    for key in ("$defs", "definitions"):
+        definitions = schema.get(key)
+        if not isinstance(definitions, dict):
+            continue
+        for name, definition in list(definitions.items()):
+            choices = variants.get(definition.get("title")) if isinstance(definition, dict) else None
+            if not choices:
+                continue
+            copies = []
+            for choice in choices:
+                variant = copy.deepcopy(definition)
+                properties = variant.get("properties") or {}
+                for field, values in choice:
+                    target = (
+                        properties.get(field[:-2], {}).get("items") if field.endswith("[]") else properties.get(field)
+                    )
+                    _apply_enum(target, values)
+                copies.append(variant)
+            definitions[name] = {"anyOf": copies, "title": definition.get("title")}
 
 
 def _types_of(node: JsonSchema) -> set[str]:

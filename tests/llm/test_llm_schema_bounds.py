@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 import jsonschema
 import pytest
@@ -234,23 +235,42 @@ def test_field_limits_are_validated() -> None:
 
 
 def test_per_call_enums_narrow_fields_inside_a_constrain_block() -> None:
-    from evigate.llm.constraints import constrain_fields, current_field_enums
+    from evigate.llm.constraints import constrain, current_constraints
 
-    assert current_field_enums() == ()
+    assert not current_constraints()
     outer = {"source_invocation_ids[]": [7, 8], "EvidenceBinding.tool_name": ["query_logs"]}
-    with constrain_fields(outer), constrain_fields({"missing": []}):  # empty lists constrain nothing
-        enums = current_field_enums()
-    assert current_field_enums() == ()
-    bounded = bound_json_schema(ExecutorOutputV2.model_json_schema(), SchemaBounds.create(field_enums=dict(enums)))
+    with constrain(field_enums=outer), constrain(field_enums={"missing": []}):  # empty lists constrain nothing
+        enums = current_constraints().field_enums
+    assert not current_constraints()
+    bounded = bound_json_schema(ExecutorOutputV2.model_json_schema(), SchemaBounds(field_enums=enums))
     binding = bounded["$defs"]["EvidenceBinding"]["properties"]
     assert binding["source_invocation_ids"]["items"]["enum"] == [7, 8]
     assert binding["tool_name"]["enum"] == ["query_logs"] and "maxLength" not in binding["tool_name"]
-    jsonschema.validate(
-        {"tool_name": "query_logs", "source_invocation_ids": [8], "evidence_excerpt": "x"},
-        {**bounded["$defs"]["EvidenceBinding"], "$defs": bounded["$defs"]},
+
+
+def test_object_variants_keep_values_that_belong_together() -> None:
+    from evigate.llm.constraints import constrain, current_constraints
+
+    choices = [
+        {"tool_name": ["query_order"], "source_invocation_ids[]": [7]},
+        {"tool_name": ["query_logs"], "source_invocation_ids[]": [8, 9]},
+        {"tool_name": []},  # nothing to constrain: dropped
+    ]
+    with constrain(object_variants={"EvidenceBinding": choices}):
+        constraints = current_constraints()
+    bounds = SchemaBounds(object_variants=constraints.object_variants, omit_fields=frozenset({"source_type"}))
+    bounded = bound_json_schema(ExecutorOutputV2.model_json_schema(), bounds)
+    assert is_bounded(bounded)
+    binding_schema = {"$ref": "#/$defs/EvidenceBinding", "$defs": bounded["$defs"]}
+
+    def binding(tool: str, ids: list[int]) -> dict[str, Any]:
+        return {"tool_name": tool, "source_invocation_ids": ids, "evidence_excerpt": "x"}
+
+    jsonschema.validate(binding("query_order", [7]), binding_schema)
+    jsonschema.validate(binding("query_logs", [9, 8]), binding_schema)
+    for wrong in (binding("query_order", [8]), binding("query_logs", [7]), binding("query_logs", [123])):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, binding_schema)
+    assert (
+        SchemaBounds.create(object_variants={"EvidenceBinding": choices[:2]}).object_variants == bounds.object_variants
     )
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(
-            {"tool_name": "query_logs", "source_invocation_ids": [123], "evidence_excerpt": "x"},
-            {**bounded["$defs"]["EvidenceBinding"], "$defs": bounded["$defs"]},
-        )

@@ -111,13 +111,13 @@ def test_planner_fallback_needs_no_model() -> None:
 
 
 def test_executor_lets_the_model_cite_only_this_sessions_successful_calls(world_db: Path) -> None:
-    from evigate.llm.constraints import current_field_enums
+    from evigate.llm.constraints import current_constraints
 
-    seen: list[dict[str, Any]] = []
+    seen: list[Any] = []
 
     class Recording(DummyLM):
         def forward(self, *args: Any, **kwargs: Any) -> Any:
-            seen.append(dict(current_field_enums()))
+            seen.append(current_constraints().object_variants)
             return super().forward(*args, **kwargs)
 
     store = AuditStore(world_db)
@@ -135,8 +135,9 @@ def test_executor_lets_the_model_cite_only_this_sessions_successful_calls(world_
     invocations = store.invocations(session_id)
     succeeded = [inv.id for inv in invocations if inv.success]
     assert len(invocations) == 2 and len(succeeded) == 1
-    assert seen == [{"source_invocation_ids[]": tuple(succeeded), "EvidenceBinding.tool_name": ("query_order",)}]
-    assert current_field_enums() == ()  # nothing leaks past the call
+    choice = (("source_invocation_ids[]", tuple(succeeded)), ("tool_name", ("query_order",)))
+    assert seen == [(("EvidenceBinding", (choice,)),)]
+    assert not current_constraints()  # nothing leaks past the call
 
 
 def test_executor_plan_mode_runs_steps_once_and_keeps_unparseable_text(world_db: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evigate.modules.evidence_view import compact_output, focus_pattern, format_evidence, step_key
+from evigate.modules.evidence_view import compact_output, focus_pattern, format_evidence
 from evigate.signatures import ToolInvocation
 
 LOGS = "\n".join(
@@ -72,7 +72,7 @@ def test_blocks_carry_id_tool_purpose_and_failures() -> None:
     failed = ToolInvocation(
         id=8, session_id="s", tool_name="query_logs", input={"service": "x"}, output_preview="", success=False
     )
-    text = format_evidence([ok, failed], 500, purposes={step_key("query_order", {"order_id": 123}): "确认订单"})
-    assert text.startswith('[invocation 7 query_order] 确认订单\nargs={"order_id": 123}\norder 123')
+    text = format_evidence([ok, failed], 500)
+    assert text.startswith('[invocation 7 query_order] args={"order_id": 123}\norder 123')
     assert "[invocation 8 query_logs FAILED]" in text
     assert format_evidence([], 500) == "(no evidence collected)"
