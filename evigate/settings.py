@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from evigate.errors import ConfigError
 
@@ -40,6 +40,43 @@ AgentName = Literal["planner", "executor", "verifier", "composer"]
 AGENTS: tuple[AgentName, ...] = ("planner", "executor", "verifier", "composer")
 
 
+DEFAULT_AGENT_MAX_TOKENS = {"planner": 320, "executor": 1200, "verifier": 900, "composer": 700}
+DEFAULT_LOCAL_BOUNDS = {"max_string_length": 240, "max_array_items": 5}
+# Decoding time is roughly linear in the tokens a model writes, and the 0.5B default fills every list to its limit
+# (measured: 1,197 executor tokens, ~240 s, truncated). These fields carry the content; each gets just enough room
+# for what a diagnosis needs. Keys are JSON property names wherever they occur (`name[]`: the items of a list).
+DEFAULT_LOCAL_FIELD_LIMITS = {
+    "claims": 2,
+    "claim_id": 12,
+    "evidence_bindings": 1,
+    "tool_name": 24,
+    "source_invocation_ids": 2,
+    "claim_text": 80,
+    "evidence_excerpt": 80,
+    "hypotheses": 1,
+    "hypothesis_text": 60,
+    "basis": 60,
+    "needed_evidence": 1,
+    "needed_evidence[]": 40,
+    "recommended_actions": 1,
+    "action_text": 60,
+    "reason": 60,
+    "missing_info": 1,
+    "missing_info[]": 60,
+    "detail": 40,
+    "rationale": 80,
+    "claim_checks": 4,
+    "hypothesis_checks": 2,
+    "answer_summary": 100,
+    "user_facing_answer": 200,
+}
+_MAPPING_DEFAULTS = {
+    "agent_max_tokens": DEFAULT_AGENT_MAX_TOKENS,
+    "local_bounds": DEFAULT_LOCAL_BOUNDS,
+    "local_field_limits": DEFAULT_LOCAL_FIELD_LIMITS,
+}
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -55,51 +92,32 @@ class ModelSettings(_Section):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=1200, ge=16, description="completion budget of an agent not listed below")
     agent_max_tokens: dict[str, int] = Field(
-        default_factory=lambda: {"planner": 320, "executor": 1200, "verifier": 900, "composer": 700},
+        default_factory=lambda: dict(DEFAULT_AGENT_MAX_TOKENS),
         description="per-agent completion budgets: a small model that loops stops here instead of running on",
     )
     api_base: str | None = Field(default=None, description="e.g. a vLLM or Ollama server URL")
     api_key: str | None = None
 
     local_bounds: dict[str, int] = Field(
-        default_factory=lambda: {"max_string_length": 240, "max_array_items": 5},
+        default_factory=lambda: dict(DEFAULT_LOCAL_BOUNDS),
         description="JSON-schema limits the embedded model decodes under (small models loop on unbounded fields)",
     )
-    # Decoding time is roughly linear in the tokens a model writes, and the 0.5B default fills every list to its
-    # limit (measured: 1,197 executor tokens, ~240 s, truncated). These few fields carry the content; each gets
-    # just enough room for what a diagnosis needs. Keys are JSON property names wherever they occur.
     local_field_limits: dict[str, int] = Field(
-        default_factory=lambda: {
-            "claims": 2,
-            "claim_id": 12,
-            "evidence_bindings": 1,
-            "tool_name": 24,
-            "source_invocation_ids": 2,
-            "claim_text": 80,
-            "evidence_excerpt": 80,
-            "hypotheses": 1,
-            "hypothesis_text": 60,
-            "basis": 60,
-            "needed_evidence": 1,
-            "needed_evidence[]": 40,
-            "recommended_actions": 1,
-            "action_text": 60,
-            "reason": 60,
-            "missing_info": 1,
-            "missing_info[]": 60,
-            "detail": 40,
-            "rationale": 80,
-            "claim_checks": 4,
-            "hypothesis_checks": 2,
-            "answer_summary": 100,
-            "user_facing_answer": 200,
-        },
+        default_factory=lambda: dict(DEFAULT_LOCAL_FIELD_LIMITS),
         description="per-property maxItems/maxLength for the embedded model (tighter than local_bounds)",
     )
     local_omit_fields: list[str] = Field(
         default_factory=lambda: ["source_type", "source_id", "evidence_refs", "RecommendedAction.evidence_bindings"],
         description="optional properties the embedded model does not write (code fills or ignores them)",
     )
+
+    @field_validator("agent_max_tokens", "local_bounds", "local_field_limits", mode="before")
+    @classmethod
+    def _over_the_defaults(cls, value: Any, info: ValidationInfo) -> Any:
+        """A mapping given in YAML or the environment changes the keys it names; the other defaults stay."""
+        if not isinstance(value, Mapping):
+            return value
+        return {**_MAPPING_DEFAULTS[info.field_name or ""], **value}
 
     def for_agent(self, agent: AgentName) -> str:
         return getattr(self, agent) or self.default

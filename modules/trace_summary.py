@@ -25,6 +25,7 @@ _EMPTY_OUTPUT = re.compile(r"^\s*(no rows|no results|no matching|未找到|无�
 _INFORMATIVE_LINE = re.compile(
     r"ERR_|ERROR|WARN|timeout|超时|失败|\d+(\.\d+)?\s*(ms|s|%|秒)|HTTP\s*\d{3}", re.IGNORECASE
 )
+_TROUBLE_LINE = re.compile(r"ERR_|ERROR|WARN|FAIL|breach|timeout|超时|失败|异常", re.IGNORECASE)
 _SENTENCE_CHARS = 180
 
 
@@ -65,7 +66,11 @@ def summarize_output(invocation: ToolInvocation) -> tuple[str, str]:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines or _EMPTY_OUTPUT.match(text):
         return "调用成功但未命中任何记录。", "none"
-    informative = [line for line in lines if _INFORMATIVE_LINE.search(line)] or lines
+    # Lines that report trouble first (an ERROR log line, a threshold breach), then lines with values: a log page
+    # whose first valued lines are routine INFO entries must not hide the timeout it was fetched for.
+    trouble = [line for line in lines if _TROUBLE_LINE.search(line)]
+    valued = [line for line in lines if line not in trouble and _INFORMATIVE_LINE.search(line)]
+    informative = trouble + valued or lines
     sentences = [f"返回 {len(lines)} 行结果"]
     sentences.extend(_short(line, _SENTENCE_CHARS) for line in informative[:2])
     level = "direct"

@@ -69,3 +69,16 @@ def test_missing_file_and_bad_env_are_config_errors(tmp_path: Path) -> None:
         load_settings(tmp_path / "nope.yaml", environ={})
     with pytest.raises(ConfigError, match="EVIGATE_"):
         load_settings(environ={"EVIGATE_VERIFIER__LOW_CONFIDENCE_THRESHOLD": "high"})
+
+
+def test_a_partial_mapping_changes_only_the_keys_it_names(tmp_path) -> None:
+    from evigate.settings import DEFAULT_LOCAL_FIELD_LIMITS, load_settings
+
+    path = tmp_path / "evigate.yaml"
+    path.write_text("models:\n  local_field_limits: {claims: 4}\n  agent_max_tokens: {executor: 800}\n")
+    models = load_settings(path, environ={}).models
+    assert models.local_field_limits == {**DEFAULT_LOCAL_FIELD_LIMITS, "claims": 4}
+    assert models.max_tokens_for("executor") == 800 and models.max_tokens_for("verifier") == 900
+    env = {"EVIGATE_MODELS__LOCAL_FIELD_LIMITS": "{evidence_excerpt: 120}"}
+    assert load_settings(environ=env).models.local_field_limits["evidence_excerpt"] == 120
+    assert load_settings(environ=env).models.local_field_limits["claims"] == DEFAULT_LOCAL_FIELD_LIMITS["claims"]

@@ -103,3 +103,17 @@ def test_truncation_keeps_cited_root_cause_fix_and_gap_evidence_first() -> None:
     kept = [e.source_invocation_ids[0] for e in entries]
     assert {17, 12, 15, 19} <= set(kept) and len(kept) == 5
     assert kept == sorted(kept)  # kept entries stay in call order
+
+
+def test_a_summary_shows_the_trouble_a_log_page_holds_before_routine_lines() -> None:
+    page = "\n".join(
+        [
+            "query_logs order_id=123: 4 matching lines",
+            "2026-11-28 14:03:01 INFO api-gateway order=123 POST /api/v1/orders status=200 latency=153ms",
+            "2026-11-28 14:03:02 INFO risk-service order=123 risk check passed latency=12ms",
+            "2026-11-28 14:03:12 ERROR pay-gateway order=123 ERR_TIMEOUT upstream timeout after 5300ms",
+        ]
+    )
+    (entry,) = build_tool_trace_summary([inv(1, "query_logs", page, order_id=123)])
+    assert "upstream timeout after 5300ms" in entry.output_summary
+    assert "risk check passed" not in entry.output_summary
