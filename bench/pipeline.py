@@ -24,7 +24,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from evigate.llm.engine import PREFIX_CACHE_ENV
+from evigate.llm.models import PREFIX_CACHE_ENV
 from evigate.modules.program import DiagnosisProgram
 from evigate.store import AuditStore
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -20,21 +18,26 @@ from pathlib import Path
 from typing import Any
 
 from dspy.lm15 import (
-    ContextLengthError,
     Message,
     Request,
     Response,
     TextPart,
-    TimeoutError,
     Usage,
     response_to_events,
 )
 
+from evigate.llm.chain import complete_with_chain
 from evigate.llm.constraints import current_constraints
 from evigate.llm.grammar import grammar_text, usable_grammar
-from evigate.llm.greedy import complete_greedy
+from evigate.llm.greedy import complete_greedy, is_plain_greedy
 from evigate.llm.json_text import repair_json_text
-from evigate.llm.models import DEFAULT_LOCAL_MODEL, local_model_spec, model_cache_dir, resolve_local_model
+from evigate.llm.models import (
+    DEFAULT_LOCAL_MODEL,
+    local_model_spec,
+    prefix_persistence_enabled,
+    prefix_state_dir,
+    resolve_local_model,
+)
 from evigate.llm.requests import chat_messages, response_format_of
 from evigate.llm.runtime import (
     LoadedModel,
@@ -50,7 +53,6 @@ from evigate.llm.schema_bounds import SchemaBounds
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_PROMPT_CACHE_MB = 256
-PREFIX_CACHE_ENV = "EVIGATE_PREFIX_CACHE"
 
 
 class LlamaCppEngine:
@@ -142,13 +144,15 @@ class LlamaCppEngine:
             if loaded.prefix_cache is not None:
                 loaded.prefix_cache.pin = next((m["content"] for m in messages if m["role"] == "system"), None)
             prompt_evaluated_before = perf_counters(loaded.llama)[0]
-            prompt = loaded.chat_prompt(messages) if self.fast_greedy and _is_plain_greedy(options) else None
+            prompt = loaded.chat_prompt(messages) if self.fast_greedy and is_plain_greedy(options) else None
             if prompt is not None:
                 deadline = None if self.timeout is None else time.monotonic() + self.timeout
                 result = complete_greedy(loaded, prompt, gbnf, options["max_tokens"], deadline, self.model)
             else:
                 options["grammar"] = usable_grammar(loaded, gbnf) if gbnf is not None else None
-                result = self._generate(loaded, messages, options)
+                result = complete_with_chain(
+                    loaded, messages, options, timeout=self.timeout, model_name=self.model, n_ctx=self.n_ctx
+                )
             prompt_evaluated = perf_counters(loaded.llama)[0] - prompt_evaluated_before
         choice = result["choices"][0]
         text = repair_json_text(choice["message"].get("content") or "")
@@ -233,72 +237,12 @@ class LlamaCppEngine:
                 chat_format=self.chat_format,
                 prompt_cache_bytes=self.prompt_cache_mb << 20,
                 use_extra_buffers=extra_buffers_enabled(),
-                prefix_dir=self.prefix_dir(path) if self.persists_prefixes() else None,
+                prefix_dir=prefix_state_dir(path, self.n_ctx, self.cache_dir) if self._persists() else None,
             )
         )
 
-    def persists_prefixes(self) -> bool:
-        """Whether system-prompt states go to disk: the option, prefix reuse on, and $EVIGATE_PREFIX_CACHE not off."""
-        configured = os.environ.get(PREFIX_CACHE_ENV, "").strip().lower()
-        return self.persist_prefixes and self.prompt_cache_mb > 0 and configured not in {"0", "off", "false", "no"}
-
-    def prefix_dir(self, path: Path) -> Path:
-        """Where this model's system-prompt states persist ($EVIGATE_PREFIX_CACHE, else beside the model cache),
-        keyed by the file, llama.cpp's version and n_ctx: a KV state is only valid for the weights and runtime that
-        produced it."""
-        import llama_cpp
-
-        stat = path.stat()
-        identity = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{llama_cpp.__version__}|{self.n_ctx}"
-        digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
-        configured = os.environ.get(PREFIX_CACHE_ENV, "").strip()
-        root = Path(configured).expanduser() if configured else model_cache_dir(self.cache_dir) / "prefix-states"
-        return root / f"{path.stem}-{digest}"
-
-    def _generate(self, loaded: LoadedModel, messages: list[dict[str, str]], options: dict[str, Any]) -> Any:
-        try:
-            if self.timeout is None:
-                return loaded.llama.create_chat_completion(messages=messages, **options)
-            return self._generate_until(loaded, messages, options, time.monotonic() + self.timeout)
-        except ValueError as exc:
-            if "exceed context window" in str(exc):
-                raise ContextLengthError(f"{exc} (local model {self.model}, n_ctx={self.n_ctx})") from exc
-            raise
-
-    def _generate_until(
-        self, loaded: LoadedModel, messages: list[dict[str, str]], options: dict[str, Any], deadline: float
-    ) -> dict[str, Any]:
-        """Generate token by token and stop for real at the deadline.
-
-        Closing the stream ends llama.cpp's sampling loop. (An exception raised from a logits processor does not:
-        llama.cpp calls processors through a ctypes callback, which reports and swallows it.)
-        """
-        parts: list[str] = []
-        generated = 0
-        finish_reason = None
-        stream = loaded.llama.create_chat_completion(messages=messages, stream=True, **options)
-        try:
-            for chunk in stream:
-                choice = chunk["choices"][0]
-                content = (choice.get("delta") or {}).get("content")
-                if content:
-                    parts.append(content)
-                    generated += 1
-                finish_reason = choice.get("finish_reason") or finish_reason
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"local model {self.model} did not finish within {self.timeout} s")
-        finally:
-            stream.close()
-        prompt_tokens = max(0, loaded.llama.n_tokens - generated)
-        return {
-            "choices": [{"message": {"content": "".join(parts)}, "finish_reason": finish_reason or "stop"}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": generated},
-        }
-
-
-def _is_plain_greedy(options: dict[str, Any]) -> bool:
-    """Temperature 0 with nothing the fast path does not implement (stop strings, top-k/p, seeds)."""
-    return options["temperature"] == 0.0 and not options["stop"] and not {"top_p", "top_k", "seed"} & set(options)
+    def _persists(self) -> bool:
+        return self.persist_prefixes and self.prompt_cache_mb > 0 and prefix_persistence_enabled()
 
 
 class AsyncLlamaCppEngine:

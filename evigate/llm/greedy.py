@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from dspy.lm15 import TimeoutError
+from dspy.lm15 import ContextLengthError, TimeoutError
 
 _TOKEN_DATA = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)])
 SHORTLIST = 64
@@ -111,7 +111,7 @@ def generate_greedy(
     written: list[int] = []
     finish = "length"
     try:
-        while len(written) < max_tokens:
+        while len(written) < max_tokens and llama.n_tokens < llama.n_ctx():
             logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama._ctx.ctx, -1), shape=(llama.n_vocab(),))
             token = _choose(logits, gate)
             if token is None or llama_cpp.llama_vocab_is_eog(vocab, token):
@@ -123,7 +123,7 @@ def generate_greedy(
             if len(written) >= max_tokens:
                 break
             if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError(f"{model_name} did not finish before its deadline")
+                raise TimeoutError(f"local model {model_name} did not finish before its deadline")
             llama.eval([token])
     finally:
         if gate is not None:
@@ -154,12 +154,22 @@ def _common_prefix_len(llama: Any, prompt: list[int]) -> int:
     return int(differs[0]) if len(differs) else n
 
 
+def is_plain_greedy(options: dict[str, Any]) -> bool:
+    """Temperature 0 with nothing this path does not implement (stop strings, top-k/p, seeds)."""
+    return options["temperature"] == 0.0 and not options["stop"] and not {"top_p", "top_k", "seed"} & set(options)
+
+
 def complete_greedy(
     loaded: Any, prompt: list[int], gbnf: str | None, max_tokens: int, deadline: float | None, model_name: str
 ) -> dict[str, Any]:
     """One chat completion on the fast path, shaped like llama-cpp-python's result; prompt states reused/kept."""
     from evigate.llm.prefix_cache import prime, remember
 
+    if len(prompt) >= loaded.llama.n_ctx():
+        raise ContextLengthError(
+            f"prompt of {len(prompt)} tokens does not fit the context window (local model {model_name}, "
+            f"n_ctx={loaded.llama.n_ctx()})"
+        )
     if gbnf is not None and not loaded.accepts_grammar(gbnf):
         from llama_cpp.llama_grammar import JSON_GBNF
 

@@ -21,6 +21,7 @@ from evigate.errors import ModelError
 
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-0.5b"
 MODEL_CACHE_ENV = "EVIGATE_MODEL_CACHE"
+PREFIX_CACHE_ENV = "EVIGATE_PREFIX_CACHE"
 _READ_BLOCK = 1 << 20
 
 
@@ -121,6 +122,24 @@ def model_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".cache" / "evigate" / "models"
+
+
+def prefix_persistence_enabled() -> bool:
+    """Whether evaluated system prompts may be kept on disk ($EVIGATE_PREFIX_CACHE=off|0|false|no says no)."""
+    return os.environ.get(PREFIX_CACHE_ENV, "").strip().lower() not in {"0", "off", "false", "no"}
+
+
+def prefix_state_dir(model_path: Path, n_ctx: int, cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where a model's prompt states persist ($EVIGATE_PREFIX_CACHE, else beside the model cache), keyed by the
+    file, llama.cpp's version and n_ctx: a KV state is only valid for the weights and runtime that produced it."""
+    import llama_cpp
+
+    stat = model_path.stat()
+    identity = f"{model_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{llama_cpp.__version__}|{n_ctx}"
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    configured = os.environ.get(PREFIX_CACHE_ENV, "").strip()
+    root = Path(configured).expanduser() if configured else model_cache_dir(cache_dir) / "prefix-states"
+    return root / f"{model_path.stem}-{digest}"
 
 
 def local_model_spec(name: str) -> LocalModelSpec:
