@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
+from evigate.datasets.world import extract_query_entities
 from evigate.signatures import ToolInvocation
 
 
@@ -21,6 +22,17 @@ def step_key(tool: str, args: Mapping[str, object]) -> str:
     """Identity of a tool call, used to avoid repeating finished retrieval in round 2."""
     shown = {k: v for k, v in sorted(args.items()) if v not in (None, "")}
     return f"{tool}({json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)})"
+
+
+def query_entities(query: str) -> dict[str, list[str]]:
+    """The query's non-empty entity lists (order_ids, error_codes, services, trace_ids …) as strings."""
+    entities: dict[str, list[str]] = {}
+    for key, value in extract_query_entities(query).items():
+        values = value if isinstance(value, list | tuple | set) else [value]
+        kept = [str(v) for v in values if v not in (None, "")]
+        if kept:
+            entities[key] = kept
+    return entities
 
 
 HEAD_LINES = 3

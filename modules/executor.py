@@ -15,9 +15,8 @@ from typing import Any, Literal
 
 import dspy
 
-from evigate.datasets.world import extract_query_entities
 from evigate.llm.constraints import constrain
-from evigate.modules.evidence_view import format_evidence, step_key
+from evigate.modules.evidence_view import format_evidence, query_entities, step_key
 from evigate.signatures import Plan, RetryContext, ToolInvocation
 from evigate.signatures.agents import WriteEvidence
 from evigate.tools import default_registry
@@ -97,7 +96,7 @@ class Executor(dspy.Module):
         evidence = format_evidence(
             invocations,
             self.max_evidence_chars,
-            focus_terms=_query_terms(query),
+            focus_terms=[term for terms in query_entities(query).values() for term in terms],
         )
         try:
             with constrain(object_variants={"EvidenceBinding": citable(invocations)}):
@@ -154,15 +153,6 @@ def citable(invocations: list[ToolInvocation]) -> list[dict[str, list[Any]]]:
         if inv.is_evidence and inv.success:
             ids_by_tool.setdefault(inv.tool_name, []).append(inv.id)
     return [{"tool_name": [tool], "source_invocation_ids[]": ids} for tool, ids in sorted(ids_by_tool.items())]
-
-
-def _query_terms(query: str) -> list[str]:
-    """Order ids, error codes, trace ids and services the question names: the lines worth keeping."""
-    terms: list[str] = []
-    for value in extract_query_entities(query).values():
-        values = value if isinstance(value, list | tuple | set) else [value]
-        terms.extend(str(v) for v in values if v not in (None, ""))
-    return terms
 
 
 def _dump_output(value: Any) -> str:

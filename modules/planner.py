@@ -23,7 +23,7 @@ import dspy
 
 from evigate.datasets.world import extract_query_entities, load_skills, template_values
 from evigate.datasets.world.skills import fill_placeholders
-from evigate.modules.executor import step_key
+from evigate.modules.evidence_view import query_entities, step_key
 from evigate.signatures import Plan, PlanStep, RetryContext
 from evigate.signatures.agents import PlanIncident
 from evigate.tools import default_registry
@@ -104,17 +104,6 @@ class Planner(dspy.Module):
                 if step_key(step.tool, step.args) not in done:
                     fresh.append(step)
         return fresh
-
-
-def query_entities(query: str) -> dict[str, list[str]]:
-    """The query's non-empty entity lists (order_ids, error_codes, services, trace_ids …) as strings."""
-    entities: dict[str, list[str]] = {}
-    for key, value in extract_query_entities(query).items():
-        values = value if isinstance(value, list | tuple | set) else [value]
-        kept = [str(v) for v in values if v not in (None, "")]
-        if kept:
-            entities[key] = kept
-    return entities
 
 
 def best_skill(skills: Sequence[Any], query: str) -> Any:

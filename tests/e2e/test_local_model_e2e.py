@@ -24,6 +24,7 @@ def test_ask_on_the_local_model_answers_and_show_prints_the_whole_chain(private_
         "EVIGATE_DATABASE": str(database),
         "EVIGATE_TIMEOUTS__AGENT_SECONDS": "420",
         "EVIGATE_PROGRAM_DIR": str(tmp_path / "no-compiled-program"),
+        "EVIGATE_PREFIX_CACHE": str(tmp_path / "prompt-states"),  # cold: nothing left over from other runs
     }
     ask = subprocess.run(
         [*EVIGATE, "ask", QUERY, "--json"], capture_output=True, text=True, env=env, timeout=2400, cwd=tmp_path
@@ -41,6 +42,7 @@ def test_ask_on_the_local_model_answers_and_show_prints_the_whole_chain(private_
     for heading in ("final answer", "composer input", "gatekeeper", "tool invocations", "agent steps"):
         assert heading in show.stdout
 
+    assert list((tmp_path / "prompt-states").rglob("*.kv")), "system prompts were not kept for the next process"
     store = AuditStore(database, read_only=True)
     steps = store.steps(result["session_id"])
     assert {"planner", "executor"} <= {step["agent"] for step in steps}
