@@ -38,6 +38,7 @@ from evigate.llm.models import (
     prefix_state_dir,
     resolve_local_model,
 )
+from evigate.llm.prefix_reuse import stable_end
 from evigate.llm.requests import chat_messages, response_format_of
 from evigate.llm.runtime import (
     LoadedModel,
@@ -142,7 +143,7 @@ class LlamaCppEngine:
         with loaded.lock:
             use_threads(loaded.llama, self.n_threads or threads_for_next_call())
             if loaded.prefix_cache is not None:
-                loaded.prefix_cache.pin = next((m["content"] for m in messages if m["role"] == "system"), None)
+                loaded.prefix_cache.pin = stable_end(messages)
             prompt_evaluated_before = perf_counters(loaded.llama)[0]
             prompt = loaded.chat_prompt(messages) if self.fast_greedy and is_plain_greedy(options) else None
             if prompt is not None:

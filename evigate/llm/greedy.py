@@ -163,7 +163,7 @@ def complete_greedy(
     loaded: Any, prompt: list[int], gbnf: str | None, max_tokens: int, deadline: float | None, model_name: str
 ) -> dict[str, Any]:
     """One chat completion on the fast path, shaped like llama-cpp-python's result; prompt states reused/kept."""
-    from evigate.llm.prefix_cache import prime, remember
+    from evigate.llm.prefix_reuse import prime, remember
 
     if len(prompt) >= loaded.llama.n_ctx():
         raise ContextLengthError(

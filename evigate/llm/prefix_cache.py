@@ -10,27 +10,26 @@ same on every call). llama.cpp keeps one context, so when agents take turns the 
 - in RAM, the state after each completed call, keyed by its tokens (LRU within a byte budget): the next call of
   the same agent restores it and evaluates only what differs (round 2 shares the system prompt, the question and
   the first round's evidence);
-- on disk, the state of each agent's system prompt (the text `pin` names), so a new `evigate ask` process starts
-  warm. Files are keyed by the model file, llama.cpp version and context size; a file that does not load is
-  deleted and the prompt is evaluated normally.
+- on disk, the state of each agent's fixed opening — system prompt and demos, up to the text `pin` names — so a
+  new `evigate ask` process starts warm. Files are keyed by the model file, llama.cpp version and context size;
+  a file that does not load is deleted and the prompt is evaluated normally.
 
-`install(llama, cache)` wraps the instance's `create_completion`, which every chat handler of llama-cpp-python
-calls with the prompt's tokens; `Llama.generate` then reuses the restored prefix by itself.
+`prefix_reuse.install(llama, cache)` wraps the instance's `create_completion`, which every chat handler of
+llama-cpp-python calls with the prompt's tokens; `Llama.generate` then reuses the restored prefix by itself. The
+fast greedy path (`greedy.complete_greedy`) primes and remembers through the same functions.
 """
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import logging
 import os
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -40,7 +39,6 @@ MIN_PREFIX_TOKENS = 32
 """Shorter shared prefixes are not worth a restore (the chat template's opening alone is a few tokens)."""
 
 _MAGIC = b"EVGKV001"
-_SEQ = 0
 
 
 def common_prefix(a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> int:
@@ -196,104 +194,3 @@ def _read_tokens(path: Path) -> np.ndarray | None:
     if len(body) != 4 * n:
         return None
     return np.frombuffer(body, dtype=np.int32).copy()
-
-
-# -- llama.cpp side ---------------------------------------------------------------------------------------------
-
-
-def save_sequence(llama: Any) -> bytes:
-    """The KV state of sequence 0 (the tokens evaluated so far)."""
-    import llama_cpp
-
-    size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, _SEQ)
-    buffer = (ctypes.c_uint8 * size)()
-    written = llama_cpp.llama_state_seq_get_data(llama._ctx.ctx, buffer, size, _SEQ)
-    return bytes(buffer[:written])
-
-
-def restore_sequence(llama: Any, tokens: np.ndarray, data: bytes, keep: int) -> bool:
-    """Load a saved sequence and keep its first `keep` tokens; False (context cleared) when it does not load."""
-    import llama_cpp
-
-    llama._ctx.kv_cache_clear()
-    buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-    if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, buffer, len(data), _SEQ) != len(data):
-        llama._ctx.kv_cache_clear()
-        llama.n_tokens = 0
-        return False
-    llama.input_ids[: len(tokens)] = tokens
-    llama.n_tokens = keep
-    llama._ctx.kv_cache_seq_rm(-1, keep, -1)
-    llama._requires_eval = True
-    return True
-
-
-def pin_boundary(llama: Any, tokens: Sequence[int], text: str | None) -> int:
-    """How many leading tokens of `tokens` end at (or just before) the end of `text` in the rendered prompt."""
-    if not text:
-        return 0
-    pieces = [llama.detokenize([token], special=True) for token in tokens]
-    rendered = b"".join(pieces)
-    target = text.encode("utf-8")
-    start = rendered.find(target)
-    if start < 0:
-        return 0
-    end = start + len(target)
-    total = 0
-    for count, piece in enumerate(pieces):
-        if total + len(piece) > end:
-            return count
-        total += len(piece)
-    return len(pieces)
-
-
-def install(llama: Any, cache: PrefixCache) -> None:
-    """Route the instance's `create_completion` through `cache` (see the module docstring)."""
-    original = llama.create_completion
-
-    def create_completion(prompt: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(prompt, list | tuple) and prompt:
-            prime(llama, cache, list(prompt))
-        result = original(prompt, *args, **kwargs)
-        if kwargs.get("stream"):
-            return _remember_after(llama, cache, result)
-        remember(llama, cache)
-        return result
-
-    llama.create_completion = create_completion
-
-
-def prime(llama: Any, cache: PrefixCache, tokens: list[int]) -> None:
-    """Before evaluating `tokens`: restore the best stored state, and store the pinned system prompt if new."""
-    in_context = common_prefix(llama.input_ids[: llama.n_tokens], tokens)
-    match = cache.best(tokens)
-    if match is not None and match.length > in_context:
-        data = match.load()
-        if data is not None and restore_sequence(llama, match.tokens, data, match.length):
-            in_context = match.length
-            cache.stats["restored_tokens"] += match.length
-            cache.stats["disk_hits" if match.path is not None else "ram_hits"] += 1
-        else:
-            cache.forget(match)
-            in_context = 0
-    pinned = pin_boundary(llama, tokens, cache.pin) if cache.disk_dir is not None else 0
-    # Leave at least one prompt token for generate() to evaluate, so fresh logits exist before sampling.
-    pinned = min(pinned, len(tokens) - 1)
-    if pinned >= MIN_PREFIX_TOKENS and not cache.on_disk(tokens[:pinned]):
-        keep = min(in_context, pinned)
-        llama.n_tokens = keep
-        llama.eval(tokens[keep:pinned])
-        cache.persist(tokens[:pinned], save_sequence(llama))
-
-
-def remember(llama: Any, cache: PrefixCache) -> None:
-    """After a call: keep the context's state in RAM for the next call that shares its prefix."""
-    if cache.capacity_bytes > 0 and llama.n_tokens >= MIN_PREFIX_TOKENS:
-        cache.remember(llama.input_ids[: llama.n_tokens], save_sequence(llama))
-
-
-def _remember_after(llama: Any, cache: PrefixCache, chunks: Iterator[Any]) -> Iterator[Any]:
-    try:
-        yield from chunks
-    finally:
-        remember(llama, cache)

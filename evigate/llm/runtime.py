@@ -19,7 +19,7 @@ from typing import Any
 
 from evigate.errors import ModelError
 from evigate.llm.prefix_cache import PrefixCache
-from evigate.llm.prefix_cache import install as install_prefix_cache
+from evigate.llm.prefix_reuse import install as install_prefix_cache
 
 EXTRA_BUFFERS_ENV = "EVIGATE_LLAMA_EXTRA_BUFFERS"
 THREADS_ENV = "EVIGATE_LLAMA_THREADS"

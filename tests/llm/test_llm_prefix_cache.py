@@ -78,3 +78,14 @@ def test_an_unwritable_directory_costs_only_the_warm_start(tmp_path: Path) -> No
     cache = PrefixCache(capacity_bytes=0, disk_dir=blocker / "sub")
     cache.persist(SYSTEM, b"s")  # logged, not raised
     assert cache.best(SYSTEM) is None
+
+
+def test_the_pinned_opening_ends_before_the_final_user_turn() -> None:
+    from evigate.llm.prefix_reuse import stable_end
+
+    system = {"role": "system", "content": "instructions"}
+    demo_q, demo_a = {"role": "user", "content": "demo question"}, {"role": "assistant", "content": "demo answer"}
+    ask = {"role": "user", "content": "the question"}
+    assert stable_end([system, ask]) == "instructions"
+    assert stable_end([system, demo_q, demo_a, ask]) == "demo answer"  # demos are part of the fixed opening
+    assert stable_end([ask]) is None and stable_end([system, demo_q, demo_a]) is None
