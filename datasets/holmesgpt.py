@@ -152,19 +152,21 @@ def _variants(entry: dict[str, Any], record: dict[str, Any]) -> list[VerifierCas
     claims = [_claim(raw, by_id, f"{name} {raw['id']}") for raw in entry["claims"]]
     split = stable_split(name)  # all variants of one upstream case share a split, so nothing leaks across splits
     base_tags = ["holmesgpt", *record.get("tags", [])]
-    variants = [
-        CaseSpec(
-            case_id=f"{prefix}-{short}-clean",
+
+    def variant(suffix: str, variant_claims: list[ClaimSpec], verdict: str, tags: list[str]) -> CaseSpec:
+        return CaseSpec(
+            case_id=f"{prefix}-{short}-{suffix}",
             source="holmesgpt",
             split=split,
             query=_query(record),
             session_id=session_id,
             invocations=invocations,
-            claims=claims,
-            gold_verdict=entry["clean_verdict"],
-            tags=[*base_tags, "clean"],
+            claims=variant_claims,
+            gold_verdict=verdict,
+            tags=[*base_tags, *tags],
         )
-    ]
+
+    variants = [variant("clean", claims, entry["clean_verdict"], ["clean"])]
     for index, raw in enumerate(entry.get("perturbations", []), start=1):
         origin = next((c for c in claims if c.claim_id == raw["of"]), None)
         if origin is None:
@@ -182,19 +184,8 @@ def _variants(entry: dict[str, Any], record: dict[str, Any]) -> list[VerifierCas
             acceptable=tuple(raw.get("acceptable", ())),
             note=raw.get("note", ""),
         )
-        variants.append(
-            CaseSpec(
-                case_id=f"{prefix}-{short}-p{index}-{raw['kind']}",
-                source="holmesgpt",
-                split=split,
-                query=_query(record),
-                session_id=session_id,
-                invocations=invocations,
-                claims=[perturbed if c.claim_id == origin.claim_id else c for c in claims],
-                gold_verdict=raw["verdict"],
-                tags=[*base_tags, "perturbed", raw["kind"]],
-            )
-        )
+        swapped = [perturbed if c.claim_id == origin.claim_id else c for c in claims]
+        variants.append(variant(f"p{index}-{raw['kind']}", swapped, raw["verdict"], ["perturbed", raw["kind"]]))
     return [build_case(spec) for spec in variants]
 
 

@@ -67,12 +67,12 @@ def compact_output(text: str, max_chars: int, focus: re.Pattern[str] | None = No
             break
         head.append(index)
     rest = list(range(len(head), len(lines)))
-    ranked = sorted(rest, key=lambda i: (-_focus_hits(lines[i], focus), -bool(_SIGNAL.search(lines[i])), i))
+    ranked = sorted(rest, key=lambda i: (-_focus_hits(lines[i], focus), -bool(TROUBLE.search(lines[i])), i))
     kept: set[int] = set()
     used = 0
     for index in head + ranked:
         line = lines[index]
-        important = index in head or _focus_hits(line, focus) > 0 or bool(_SIGNAL.search(line))
+        important = index in head or _focus_hits(line, focus) > 0 or bool(TROUBLE.search(line))
         budget = max_chars if important else max_chars // 2
         if used + len(line) + 1 > budget:
             if not kept:  # one very long first line: keep its start rather than nothing
@@ -97,8 +97,9 @@ def compact_output(text: str, max_chars: int, focus: re.Pattern[str] | None = No
     return "\n".join(shown)
 
 
-# Words with which logs and runbooks mark trouble; a line carrying one is worth more than an ordinary one.
-_SIGNAL = re.compile(r"ERROR|WARN|FAIL|[Tt]imeout|[Ee]xhaust|[Dd]eadlock|超时|失败|异常|耗尽|breach")
+TROUBLE = re.compile(r"ERR_|ERROR|WARN|FAIL|timeout|exhaust|deadlock|breach|超时|失败|异常|耗尽", re.IGNORECASE)
+"""Words with which logs, metrics and runbooks mark trouble: a line carrying one is worth more than an ordinary one
+(here and in the Verifier's trace summaries)."""
 
 
 def _focus_hits(line: str, focus: re.Pattern[str] | None) -> int:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from evigate.modules.evidence_view import TROUBLE
 from evigate.signatures import RetryContext, ToolInvocation, ToolTraceEntry
 
 # Arguments that change how much is returned, not what is asked: calls differing only here are "repeats".
@@ -25,7 +26,6 @@ _EMPTY_OUTPUT = re.compile(r"^\s*(no rows|no results|no matching|未找到|无�
 _INFORMATIVE_LINE = re.compile(
     r"ERR_|ERROR|WARN|timeout|超时|失败|\d+(\.\d+)?\s*(ms|s|%|秒)|HTTP\s*\d{3}", re.IGNORECASE
 )
-_TROUBLE_LINE = re.compile(r"ERR_|ERROR|WARN|FAIL|breach|timeout|超时|失败|异常", re.IGNORECASE)
 _SENTENCE_CHARS = 180
 
 
@@ -68,7 +68,7 @@ def summarize_output(invocation: ToolInvocation) -> tuple[str, str]:
         return "调用成功但未命中任何记录。", "none"
     # Lines that report trouble first (an ERROR log line, a threshold breach), then lines with values: a log page
     # whose first valued lines are routine INFO entries must not hide the timeout it was fetched for.
-    trouble = [line for line in lines if _TROUBLE_LINE.search(line)]
+    trouble = [line for line in lines if TROUBLE.search(line)]
     valued = [line for line in lines if line not in trouble and _INFORMATIVE_LINE.search(line)]
     informative = trouble + valued or lines
     sentences = [f"返回 {len(lines)} 行结果"]

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 from dspy.lm15 import ContextLengthError, TimeoutError
 
+from evigate.llm.prefix_cache import common_prefix
+
 _TOKEN_DATA = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)])
 SHORTLIST = 64
 """Tokens asked first when the grammar refuses the arg-max (see GrammarGate.best_allowed)."""
@@ -104,7 +106,7 @@ def generate_greedy(
     import llama_cpp
 
     vocab = llama._model.vocab
-    reused = _common_prefix_len(llama, prompt)
+    reused = common_prefix(llama.input_ids[: llama.n_tokens], prompt)
     llama.n_tokens = min(reused, len(prompt) - 1)  # evaluate at least one token: fresh logits to sample from
     llama.eval(prompt[llama.n_tokens :])
     gate = GrammarGate(llama, gbnf) if gbnf is not None else None
@@ -143,15 +145,6 @@ def _choose(logits: np.ndarray, gate: GrammarGate | None) -> int | None:
     if gate is None or gate.allows(token):
         return token
     return gate.best_allowed(logits)
-
-
-def _common_prefix_len(llama: Any, prompt: list[int]) -> int:
-    held = llama.input_ids[: llama.n_tokens]
-    n = min(len(held), len(prompt))
-    if n == 0:
-        return 0
-    differs = np.flatnonzero(held[:n] != np.asarray(prompt[:n], dtype=held.dtype))
-    return int(differs[0]) if len(differs) else n
 
 
 def is_plain_greedy(options: dict[str, Any]) -> bool:

@@ -8,7 +8,7 @@ the Gatekeeper passes them unless a citation is forged.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,6 +17,7 @@ from evigate.modules.program import DiagnosisProgram
 from evigate.rules.language import is_hedged, sentences
 from evigate.rules.text import compact, fold
 from evigate.signatures import ComposerInput, ComposerOutput
+from evigate.signatures.verifier import ClaimVerification
 from evigate.store import AuditStore
 from tests.modules.scripted import (
     LOG_STEP,
@@ -29,14 +30,7 @@ from tests.modules.scripted import (
     v2,
 )
 
-VERIFICATIONS = [
-    "direct_observation",
-    "reasonable_inference",
-    "overstated",
-    "unsupported",
-    "external_unknown",
-    "contradicted",
-]
+VERIFICATIONS = list(get_args(ClaimVerification))
 ALLOWED = {"direct_observation", "reasonable_inference"}
 CLAIM_TYPES = ["symptom", "root_cause", "impact", "context"]
 

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +29,7 @@ from evigate.rules import (
 )
 from evigate.rules.verdict import BLOCKS_PASS
 from evigate.signatures import ComposerInput, ComposerOutput
+from evigate.signatures.verifier import ClaimVerification
 
 GATEKEEPER = Gatekeeper.default()
 IMPACTS = GATEKEEPER.verdict_impacts
@@ -36,14 +37,7 @@ RULE_IDS = sorted(IMPACTS)
 INVOCATIONS = world_invocations()
 SESSION = WORLD["session_id"]
 RANK = {"REJECT": 0, "LOW_CONFID": 1, "PASS": 2}
-VERIFICATIONS = [
-    "direct_observation",
-    "reasonable_inference",
-    "overstated",
-    "unsupported",
-    "external_unknown",
-    "contradicted",
-]
+VERIFICATIONS = list(get_args(ClaimVerification))
 CLAIM_TYPES = ["symptom", "root_cause", "impact", "risk", "context", "remediation", "guess"]
 FRAGMENTS = [
     "payment-service",
