@@ -54,17 +54,17 @@ DEFAULT_LOCAL_FIELD_LIMITS = {
     "claim_text": 80,
     "evidence_excerpt": 80,
     "hypotheses": 1,
-    "hypothesis_text": 60,
-    "basis": 60,
+    "hypothesis_text": 48,
+    "basis": 48,
     "needed_evidence": 1,
     "needed_evidence[]": 40,
     "recommended_actions": 1,
-    "action_text": 60,
-    "reason": 60,
+    "action_text": 48,
+    "reason": 48,
     "missing_info": 1,
     "missing_info[]": 60,
-    "detail": 40,
-    "rationale": 80,
+    "detail": 30,
+    "rationale": 60,
     "claim_checks": 4,
     "hypothesis_checks": 2,
     "answer_summary": 100,
@@ -130,10 +130,21 @@ class ExecutorSettings(_Section):
     mode: Literal["plan", "react"] = "plan"
     max_iters: int = Field(default=6, ge=1, le=20)
     max_evidence_chars: int = Field(default=500, ge=200, description="per tool output shown to the executor model")
+    local_max_evidence_chars: int = Field(
+        default=360, ge=200, description="the same when the executor runs on the embedded local model"
+    )
 
 
 class VerifierSettings(_Section):
     low_confidence_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    max_trace_entries: int = Field(
+        default=12, ge=1, description="tool-trace entries the verifier model reads (V1 truncation priority)"
+    )
+    # Prompt evaluation is most of a local round (~110 tok/s on 2 cores at these context lengths, ~170 tokens per
+    # entry): the entries the claims cite come first, uncited auxiliary ones are what V1 allows to be cut.
+    local_max_trace_entries: int = Field(
+        default=3, ge=1, description="the same when the verifier runs on the embedded local model"
+    )
 
 
 class GatekeeperSettings(_Section):

@@ -14,7 +14,7 @@ from typing import Any
 import dspy
 from dspy.clients import base_lm
 
-_JSON_ADAPTER = dspy.JSONAdapter()
+from evigate.llm.adapter import adapter_for
 
 
 @dataclass
@@ -49,7 +49,7 @@ def call_agent(agent: Any, agent_name: str, lm: dspy.LM | None, timeout_s: float
     started = time.perf_counter()
 
     def run() -> Any:
-        overrides: dict[str, Any] = {"adapter": _JSON_ADAPTER}
+        overrides: dict[str, Any] = {"adapter": adapter_for(lm if lm is not None else dspy.settings.lm)}
         if lm is not None:
             overrides["lm"] = lm
         with dspy.context(**overrides):

@@ -109,6 +109,9 @@ def _focus_hits(line: str, focus: re.Pattern[str] | None) -> int:
 def format_evidence(invocations: list[ToolInvocation], max_chars: int, *, focus_terms: Iterable[str] = ()) -> str:
     """Evidence calls as ``[invocation N tool]`` + arguments + the compacted output, failures marked.
 
+    The arguments are left out when the output's first line restates the call (``query_logs order_id=123: …``):
+    every prompt token costs the local model time.
+
     Only tool output follows a header: showing the plan step's purpose there was measured to be copied by the 0.5B
     default as if it were an excerpt.
     """
@@ -119,7 +122,8 @@ def format_evidence(invocations: list[ToolInvocation], max_chars: int, *, focus_
             continue
         status = "" if inv.success else " FAILED"
         body = inv.output_preview if inv.success else (inv.error or inv.output_preview)
-        args = json.dumps(inv.input, ensure_ascii=False, default=str)
-        header = f"[invocation {inv.id} {inv.tool_name}{status}] args={args}"
+        header = f"[invocation {inv.id} {inv.tool_name}{status}]"
+        if not body.startswith(inv.tool_name):  # outputs that open by restating their query need no args line
+            header += f" args={json.dumps(inv.input, ensure_ascii=False, default=str)}"
         blocks.append(f"{header}\n{compact_output(body, max_chars, focus)}")
     return "\n\n".join(blocks) if blocks else "(no evidence collected)"

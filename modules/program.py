@@ -94,6 +94,7 @@ class DiagnosisProgram(dspy.Module):
         if overrides_map:
             gatekeeper = gatekeeper.with_overrides(overrides_map)
         ex = settings.executor
+        evidence_chars = ex.local_max_evidence_chars if _is_local(settings.models.for_agent("executor")) else None
         return cls(
             settings,
             store,
@@ -103,7 +104,7 @@ class DiagnosisProgram(dspy.Module):
             planner=planner if planner is not None else Planner(registry=registry),
             executor=executor
             if executor is not None
-            else Executor(ex.mode, ex.max_iters, ex.max_evidence_chars, registry=registry),
+            else Executor(ex.mode, ex.max_iters, evidence_chars or ex.max_evidence_chars, registry=registry),
             verifier=verifier if verifier is not None else Verifier(),
             composer=composer if composer is not None else Composer(),
         )
@@ -127,12 +128,19 @@ class DiagnosisProgram(dspy.Module):
         # The local engine aborts a generation at this deadline, so a timed-out call does not keep the model busy.
         options["timeout"] = self.settings.timeouts.agent_seconds
         model = models.for_agent(agent)
-        if model.startswith("local/"):
+        if _is_local(model):
             options.update(models.local_bounds)
             options["field_limits"] = models.local_field_limits
             options["omit_fields"] = models.local_omit_fields
         self._lms[agent] = make_lm(model, **options)
         return self._lms[agent]
+
+    def verifier_trace_entries(self) -> int:
+        """How many tool-trace entries the Verifier model reads (fewer for the embedded local model)."""
+        verifier = self.settings.verifier
+        lm = self.lm_for("verifier")  # an injected LM, the settings' one, or None for an agent that brings its own
+        model = getattr(lm, "model", "") if lm is not None else self.settings.models.for_agent("verifier")
+        return verifier.local_max_trace_entries if _is_local(str(model)) else verifier.max_trace_entries
 
     def toolbox(self, session_id: str, round_number: int) -> Toolbox:
         return Toolbox(self.store, session_id, round=round_number, registry=self.registry)
@@ -308,3 +316,8 @@ def load_program(
 
 def _no_judgement() -> VerifierOutput:
     return VerifierOutput(verdict="LOW_CONFID", rationale="")
+
+
+def _is_local(model: str) -> bool:
+    """Whether a settings model string names the embedded llama.cpp model."""
+    return model == "local" or model.startswith("local/")

@@ -46,6 +46,12 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
     gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
 
     verifier_output: VerifierOutput | None = None
+    verifier_trace = trace_summary
+    if len(trace_summary) > program.verifier_trace_entries():
+        # V1 truncation priority: the entries the claims cite stay; uncited auxiliary ones go first.
+        verifier_trace = build_tool_trace_summary(
+            invocations, parsed.data, retry, max_entries=program.verifier_trace_entries()
+        )
     if parsed.status == "valid":
         verifier_input = VerifierInput(
             original_query=query,
@@ -53,7 +59,7 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
             executor_final_answer=raw_output,
             executor_structured_output=gate.normalized,
             executor_output_parse_status=parsed.parse_status,
-            tool_trace_summary=trace_summary,
+            tool_trace_summary=verifier_trace,
             gatekeeper_result=gate.result,
             retry_context=retry,
         )
@@ -67,7 +73,8 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
             # No usable judgement: every claim then counts as unsupported, so this can never become a PASS.
             notes.append(f"verifier unavailable: {call.error or 'no VerifierOutput returned'}")
         verdict_text = verifier_output.verdict if verifier_output else "none"
-        record_step(store, session_id, round_number, call, f"model_verdict={verdict_text}")
+        shown = f"; trace entries shown {len(verifier_trace)} of {len(trace_summary)}"
+        record_step(store, session_id, round_number, call, f"model_verdict={verdict_text}{shown}")
     else:
         notes.append(f"executor output {parsed.status}: verifier not called (§15.4)")
 
@@ -90,7 +97,7 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         round=round_number,
         parse_status=parsed.parse_status,
         gate_result=gate.result,
-        trace_summary=trace_summary,
+        trace_summary=verifier_trace,
         normalized=gate.normalized,
         decision=decision,
         verifier_output=verifier_output,

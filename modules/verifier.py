@@ -24,10 +24,11 @@ def isolate_verifier_input(verifier_input: VerifierInput) -> VerifierInput:
 
 
 class PromptVerifierInput(VerifierInput):
-    """The §14 payload as the model reads it: serialised without empty values and zero counters.
+    """The §14 payload as the model reads it: serialised without empty values, zero counters and repeats.
 
-    Nothing is summarised or reworded; a trace entry simply does not spell out ``"query_samples": []`` or
-    ``"miss_count": 0``. Prompt evaluation is most of a local model's time, and these are a good part of the
+    Nothing is summarised or reworded; a trace entry simply does not spell out ``"query_samples": []``,
+    ``"miss_count": 0``, a ``call_count`` of 1, query samples that only repeat its ``input_summary``, or a binding's
+    default ``source_type``. Prompt evaluation is most of a local model's time, and these are a good part of the
     Verifier's prompt. Still a VerifierInput, so the signature's type holds.
     """
 
@@ -45,14 +46,20 @@ def verifier_prompt_payload(verifier_input: VerifierInput) -> PromptVerifierInpu
 def _prune(value: Any) -> Any:
     if isinstance(value, dict):
         kept = {key: _prune(item) for key, item in value.items()}
-        return {
-            key: item
-            for key, item in kept.items()
-            if item not in (None, "", [], {}) and not (key.endswith("_count") and item == 0)
-        }
+        return {key: item for key, item in kept.items() if not _says_nothing(key, item, kept)}
     if isinstance(value, list):
         return [_prune(item) for item in value]
     return value
+
+
+def _says_nothing(key: str, item: Any, siblings: dict[str, Any]) -> bool:
+    if item in (None, "", [], {}) or (key.endswith("_count") and item == 0):
+        return True
+    if key == "call_count":
+        return item == 1
+    if key == "query_samples":
+        return item == [siblings.get("input_summary")]
+    return key == "source_type" and item == "tool_trace"
 
 
 class Verifier(dspy.Module):

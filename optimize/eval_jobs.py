@@ -16,6 +16,7 @@ from typing import Any
 import dspy
 
 from evigate.datasets.loaders import case_of
+from evigate.llm.adapter import adapter_for
 from evigate.optimize import tracking
 from evigate.optimize.data import AgentData, default_eval_limit, load_agent_data, load_saved_module, resolve_lm
 from evigate.optimize.evaluation import EvalResult, evaluate_agent, per_claim_rows
@@ -69,7 +70,7 @@ def run_eval(agent: str, split: str = "dev", *, model: str | None = None, progra
     tracking.ensure_experiment(agent, uri)
     tracking.enable_autolog()
     try:
-        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()), mlflow.start_run(run_name=f"eval-{agent}-{split}") as run:
+        with dspy.context(lm=lm, adapter=adapter_for(lm)), mlflow.start_run(run_name=f"eval-{agent}-{split}") as run:
             mlflow.log_params({
                 "agent": agent, "split": split, "model": model_name, "examples": len(data.splits[split]),
                 "digest": data.digests[split], "eval_limit": eval_limit or 0,

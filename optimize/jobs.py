@@ -17,6 +17,7 @@ from typing import Any
 
 import dspy
 
+from evigate.llm.adapter import adapter_for
 from evigate.optimize import tracking
 from evigate.optimize.data import (
     AgentData,
@@ -108,7 +109,7 @@ def run_optimize(config: OptimizeConfig, *, student: dspy.Module | None = None, 
     gates = GateCache() if config.agent == "verifier" else None
     tracking.enable_autolog()
     try:
-        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()), mlflow.start_run(
+        with dspy.context(lm=lm, adapter=adapter_for(lm)), mlflow.start_run(
             run_name=f"optimize-{config.agent}-{config.optimizer}"
         ) as run:
             _log_setup(config, settings, model_name, data, program_path, eval_limit)

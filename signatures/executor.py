@@ -29,7 +29,7 @@ class EvidenceBinding(BaseModel):
     # Non-empty is required by the Gatekeeper (schema.executor_v2), not by parsing: the seeds' own examples show
     # empty lists, and a degraded output must reach the Gatekeeper to be judged. minItems still guides generation.
     source_invocation_ids: list[int] = Field(
-        description="tool_invocation ids of this session", json_schema_extra={"minItems": 1}
+        description="tool_invocation ids of this session", json_schema_extra={"minItems": 1, "uniqueItems": True}
     )
     evidence_excerpt: str = Field(description="verbatim text, metric value or log fragment from the tool output")
 
@@ -37,9 +37,13 @@ class EvidenceBinding(BaseModel):
 class Claim(BaseModel):
     """§4: a confirmed or limited-confirmed factual statement with its evidence."""
 
-    # The pattern guides generation only (like minItems below): parsing accepts any id, and duplicates are the
-    # Gatekeeper's business. A 0.5B model otherwise names every claim after the error code.
-    claim_id: str = Field(description="unique id, e.g. claim-1", json_schema_extra={"pattern": "^claim-[0-9]{1,2}$"})
+    # Pattern and sequence guide generation only (like minItems below): parsing accepts any id, and duplicates are
+    # the Gatekeeper's business. A 0.5B model otherwise names every claim after the error code, or twice "claim-12";
+    # the structured decoder writes the sequence itself (claim-1, claim-2, ...), a grammar keeps to the pattern.
+    claim_id: str = Field(
+        description="unique id, e.g. claim-1",
+        json_schema_extra={"pattern": "^claim-[0-9]{1,2}$", "x-evigate-sequence": "claim-{n}"},
+    )
     claim_type: ClaimType
     claim_text: str
     support_level: SupportLevel

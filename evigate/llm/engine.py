@@ -28,7 +28,7 @@ from dspy.lm15 import (
 
 from evigate.llm.chain import complete_with_chain
 from evigate.llm.constraints import current_constraints
-from evigate.llm.grammar import grammar_text, usable_grammar
+from evigate.llm.grammar import decoding_plan, grammar_text, usable_grammar
 from evigate.llm.greedy import complete_greedy, is_plain_greedy
 from evigate.llm.json_text import repair_json_text
 from evigate.llm.models import (
@@ -72,6 +72,9 @@ class LlamaCppEngine:
             process starts warm.
         fast_greedy: at temperature 0, decode with `greedy.generate_greedy` (the grammar checks the chosen token,
             not the whole vocabulary); False uses llama-cpp-python's sampler chain.
+        structured: on the fast greedy path, write a response schema's fixed text (keys, brackets, constants)
+            directly and ask the model only for its choices (`schema_decoder`); False decodes every token under the
+            grammar. Schemas the structured decoder does not implement use the grammar either way.
         default_max_tokens: used when a request sets no max_tokens.
         timeout: seconds one generation may take (after the model lock is acquired); None = no limit.
         cache_dir: where chunked models are assembled (default $EVIGATE_MODEL_CACHE or ~/.cache).
@@ -95,6 +98,7 @@ class LlamaCppEngine:
         cache_dir: str | None = None,
         persist_prefixes: bool = True,
         fast_greedy: bool = True,
+        structured: bool = True,
     ) -> None:
         is_path = model.endswith(".gguf")
         spec = None if is_path else local_model_spec(model)
@@ -110,6 +114,7 @@ class LlamaCppEngine:
         self.cache_dir = cache_dir
         self.persist_prefixes = persist_prefixes
         self.fast_greedy = fast_greedy
+        self.structured = structured
         self.chat_format = spec.chat_format if spec else None
         self.merge_system_into_user = spec.merge_system_into_user if spec else False
         self._path: Path | None = None
@@ -148,7 +153,8 @@ class LlamaCppEngine:
             prompt = loaded.chat_prompt(messages) if self.fast_greedy and is_plain_greedy(options) else None
             if prompt is not None:
                 deadline = None if self.timeout is None else time.monotonic() + self.timeout
-                result = complete_greedy(loaded, prompt, gbnf, options["max_tokens"], deadline, self.model)
+                plan = decoding_plan(json_format, bounds) if self.structured and json_format is not None else None
+                result = complete_greedy(loaded, prompt, gbnf, options["max_tokens"], deadline, self.model, plan)
             else:
                 options["grammar"] = usable_grammar(loaded, gbnf) if gbnf is not None else None
                 result = complete_with_chain(
@@ -194,6 +200,7 @@ class LlamaCppEngine:
             "timeout": self.timeout,
             "persist_prefixes": self.persist_prefixes,
             "fast_greedy": self.fast_greedy,
+            "structured": self.structured,
         }
 
     @classmethod
@@ -216,6 +223,7 @@ class LlamaCppEngine:
             timeout=state.get("timeout"),
             persist_prefixes=state.get("persist_prefixes", True),
             fast_greedy=state.get("fast_greedy", True),
+            structured=state.get("structured", True),
         )
 
     # -- model ----------------------------------------------------------------------------------------

@@ -6,17 +6,20 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from evigate.llm.requests import JsonFormat
 from evigate.llm.runtime import LoadedModel
 from evigate.llm.schema_bounds import SchemaBounds, bound_json_schema
+from evigate.llm.schema_plan import Node, UnsupportedSchema, compile_schema
 
 logger = logging.getLogger(__name__)
 
-_GRAMMAR_CACHE_SIZE = 64
+_CACHE_SIZE = 64
 _gbnf_cache: OrderedDict[str, str] = OrderedDict()
-_gbnf_lock = threading.Lock()
+_plan_cache: OrderedDict[str, Node | None] = OrderedDict()
+_cache_lock = threading.Lock()
 
 
 def grammar_text(json_format: JsonFormat, bounds: SchemaBounds) -> str:
@@ -30,22 +33,47 @@ def grammar_text(json_format: JsonFormat, bounds: SchemaBounds) -> str:
     if json_format.schema is None:
         return JSON_GBNF
     schema = bound_json_schema(json_format.schema, bounds)
+
+    def build() -> str:
+        try:
+            return strict_string_chars(json_schema_to_gbnf(json.dumps(schema)))
+        except Exception as exc:  # the converter raises bare AssertionError/KeyError/ValueError on odd schemas
+            logger.warning("response schema not convertible to a grammar (%s); constraining to plain JSON", exc)
+            return JSON_GBNF
+
+    return _memoised(_gbnf_cache, schema, build)
+
+
+def decoding_plan(json_format: JsonFormat, bounds: SchemaBounds) -> Node | None:
+    """The bounded schema compiled for `schema_decoder` (cached), or None when it has none or uses what the
+    structured decoder does not implement (logged once; the grammar path then decodes it)."""
+    if json_format.schema is None:
+        return None
+    schema = bound_json_schema(json_format.schema, bounds)
+
+    def build() -> Node | None:
+        try:
+            return compile_schema(schema)
+        except UnsupportedSchema as exc:
+            logger.info("response schema decoded under a grammar instead of by structure: %s", exc)
+            return None
+
+    return _memoised(_plan_cache, schema, build)
+
+
+def _memoised(cache: OrderedDict[str, Any], schema: dict[str, Any], build: Callable[[], Any]) -> Any:
+    """`build()` for this schema, kept in a small LRU keyed by the schema's canonical JSON."""
     key = json.dumps(schema, sort_keys=True, ensure_ascii=False)
-    with _gbnf_lock:
-        cached = _gbnf_cache.get(key)
-        if cached is not None:
-            _gbnf_cache.move_to_end(key)
-            return cached
-    try:
-        gbnf = strict_string_chars(json_schema_to_gbnf(json.dumps(schema)))
-    except Exception as exc:  # the converter raises bare AssertionError/KeyError/ValueError on odd schemas
-        logger.warning("response schema not convertible to a grammar (%s); constraining to plain JSON", exc)
-        gbnf = JSON_GBNF
-    with _gbnf_lock:
-        _gbnf_cache[key] = gbnf
-        while len(_gbnf_cache) > _GRAMMAR_CACHE_SIZE:
-            _gbnf_cache.popitem(last=False)
-    return gbnf
+    with _cache_lock:
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+    value = build()
+    with _cache_lock:
+        cache[key] = value
+        while len(cache) > _CACHE_SIZE:
+            cache.popitem(last=False)
+    return value
 
 
 def usable_grammar(loaded: LoadedModel, gbnf: str) -> Any:

@@ -153,10 +153,20 @@ def is_plain_greedy(options: dict[str, Any]) -> bool:
 
 
 def complete_greedy(
-    loaded: Any, prompt: list[int], gbnf: str | None, max_tokens: int, deadline: float | None, model_name: str
+    loaded: Any,
+    prompt: list[int],
+    gbnf: str | None,
+    max_tokens: int,
+    deadline: float | None,
+    model_name: str,
+    plan: Any = None,
 ) -> dict[str, Any]:
-    """One chat completion on the fast path, shaped like llama-cpp-python's result; prompt states reused/kept."""
+    """One chat completion on the fast path, shaped like llama-cpp-python's result; prompt states reused/kept.
+
+    With a `plan` (a compiled response schema) the structured decoder writes the JSON; otherwise the grammar does.
+    """
     from evigate.llm.prefix_reuse import prime, remember
+    from evigate.llm.structured import generate_structured
 
     if len(prompt) >= loaded.llama.n_ctx():
         raise ContextLengthError(
@@ -171,9 +181,14 @@ def complete_greedy(
     if cache is not None:
         prime(loaded.llama, cache, prompt)
     try:
-        generation = generate_greedy(
-            loaded.llama, prompt, gbnf=gbnf, max_tokens=max_tokens, deadline=deadline, model_name=model_name
-        )
+        if plan is not None:
+            generation = generate_structured(
+                loaded.llama, prompt, plan, max_tokens=max_tokens, deadline=deadline, model_name=model_name
+            )
+        else:
+            generation = generate_greedy(
+                loaded.llama, prompt, gbnf=gbnf, max_tokens=max_tokens, deadline=deadline, model_name=model_name
+            )
     finally:
         if cache is not None:
             remember(loaded.llama, cache)

@@ -21,6 +21,7 @@ _ENGINE_OPTIONS = (
     "cache_dir",
     "persist_prefixes",
     "fast_greedy",
+    "structured",
 )
 _BOUND_OPTIONS = ("max_string_length", "max_array_items", "close_objects", "field_limits", "omit_fields")
 
@@ -33,8 +34,8 @@ def make_lm(model: str, **kwargs: Any) -> dspy.LM:
     resolved and verified here, so a missing package fails now with the pip command to run (ModelError),
     not at the first call. Local LMs default to `cache=False` (a rerun really runs) and `num_retries=0`
     (a local failure is not transient). Engine options: n_ctx, n_threads, prompt_cache_mb,
-    default_max_tokens, cache_dir, persist_prefixes, fast_greedy, max_string_length, max_array_items, close_objects,
-    field_limits (property name -> limit), omit_fields, timeout.
+    default_max_tokens, cache_dir, persist_prefixes, fast_greedy, structured, max_string_length, max_array_items,
+    close_objects, field_limits (property name -> limit), omit_fields, timeout.
 
     Anything else (`openai/gpt-4o-mini`, `ollama_chat/qwen2.5`, `openai/<model>` with `api_base=` for a
     vLLM server) is a plain `dspy.LM`; `timeout` and every other keyword pass through to it.

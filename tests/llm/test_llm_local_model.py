@@ -43,8 +43,10 @@ def test_default_model_answers_a_typed_signature_with_schema_valid_json() -> Non
     assert usage["prompt_tokens"] > 50 and 0 < usage["completion_tokens"] <= 120
 
 
-def test_the_grammar_enforces_the_bounds_added_to_the_schema() -> None:
-    engine = LlamaCppEngine(bounds=SchemaBounds(max_string_length=12, max_array_items=2), timeout=50)
+@pytest.mark.parametrize("structured", [True, False], ids=["structured-decoder", "grammar"])
+def test_the_decoder_enforces_the_bounds_added_to_the_schema(structured: bool) -> None:
+    bounds = SchemaBounds(max_string_length=12, max_array_items=2)
+    engine = LlamaCppEngine(bounds=bounds, timeout=50, structured=structured, persist_prefixes=False)
     schema = {
         "type": "object",
         "properties": {"steps": {"type": "array", "items": {"type": "string"}}},
@@ -58,6 +60,30 @@ def test_the_grammar_enforces_the_bounds_added_to_the_schema() -> None:
     steps = json.loads(engine.complete(request).message.text)["steps"]
     assert len(steps) <= 2
     assert all(len(step) <= 12 for step in steps)
+
+
+def test_every_agent_answer_from_the_real_model_is_valid_for_its_bounded_schema() -> None:
+    """The structured decoder on the real vocabulary (byte fragments, multi-character pieces) writes JSON the bounded
+    response schema of each agent accepts, and the engine reports the tokens it appended."""
+    import jsonschema
+    from dspy.adapters.json_adapter import _get_structured_outputs_response_format
+
+    from evigate.llm.schema_bounds import bound_json_schema
+    from evigate.settings import DEFAULT_LOCAL_BOUNDS, DEFAULT_LOCAL_FIELD_LIMITS
+    from evigate.signatures import agents
+
+    bounds = SchemaBounds.create(field_limits=DEFAULT_LOCAL_FIELD_LIMITS, **DEFAULT_LOCAL_BOUNDS)
+    engine = LlamaCppEngine(bounds=bounds, timeout=100, persist_prefixes=False)
+    for signature in (agents.PlanIncident, agents.WriteEvidence, agents.VerifyClaims, agents.ComposeAnswer):
+        schema = _get_structured_outputs_response_format(signature, False).model_json_schema()
+        request = Request(
+            model="local/qwen2.5-coder-0.5b",
+            messages=(Message.user(f"订单 123 支付失败：{LOG_LINE}。请按要求输出 JSON。"),),
+            config=Config(max_tokens=300, response_format={"type": "json_schema", "schema": schema}),
+        )
+        response = engine.complete(request)
+        jsonschema.validate(json.loads(response.message.text), bound_json_schema(schema, bounds))
+        assert 0 < response.usage.output_tokens <= 300 + 60  # closing what is open may pass the budget a little
 
 
 def test_a_grammar_llama_cpp_refuses_falls_back_to_plain_json_instead_of_crashing() -> None:
@@ -111,7 +137,14 @@ def test_fast_greedy_decoding_chooses_exactly_what_the_sampler_chain_chooses(mon
     outputs = {}
     for fast in (True, False):
         unload_all()
-        lm = make_lm("local/qwen2.5-coder-0.5b", max_tokens=80, timeout=100, fast_greedy=fast, persist_prefixes=False)
+        lm = make_lm(
+            "local/qwen2.5-coder-0.5b",
+            max_tokens=80,
+            timeout=100,
+            fast_greedy=fast,
+            structured=False,
+            persist_prefixes=False,
+        )
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
             dspy.Predict(ExtractFinding)(log_line=LOG_LINE)
         outputs[fast] = lm.history[-1]["outputs"][0]

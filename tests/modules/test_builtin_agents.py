@@ -211,6 +211,41 @@ def test_the_verifier_prompt_leaves_out_only_empty_values() -> None:
     assert '"failure_count": 1' in prompt and "query_samples" not in prompt and "repeat_count" not in prompt
 
 
+def test_the_verifier_prompt_leaves_out_repeats_and_defaults_but_not_facts() -> None:
+    from evigate.modules.verifier import verifier_prompt_payload
+    from evigate.signatures import ToolTraceEntry
+
+    once = ToolTraceEntry(
+        trace_ref="trace-1",
+        tool_name="query_logs",
+        success=True,
+        input_summary="query_logs(order_id=123)",
+        output_summary="1 line: ERR_TIMEOUT after 5300ms",
+        evidence_level="direct",
+        source_invocation_ids=[4],
+        query_samples=["query_logs(order_id=123)"],
+        call_count=1,
+    )
+    folded = once.model_copy(
+        update={"query_samples": ["query_logs(order_id=123)", "query_logs(order_id=124)"], "call_count": 2}
+    )
+    binding = {"source_type": "tool_trace", "tool_name": "query_logs", "source_invocation_ids": [4]}
+    other = {**binding, "source_type": "runbook"}
+    claim = {"claim_id": "claim-1", "claim_text": "t", "evidence_bindings": [binding, other]}
+    verifier_input = VerifierInput(
+        original_query=QUERY,
+        executor_structured_output={"answer_version": "executor_evidence_v2", "claims": [claim]},
+        executor_output_parse_status=ExecutorOutputParseStatus(status="valid"),
+        tool_trace_summary=[once, folded],
+    )
+    payload = json.loads(verifier_prompt_payload(verifier_input).model_dump_json())
+    first, second = payload["tool_trace_summary"]
+    assert "query_samples" not in first and "call_count" not in first  # one call: nothing to fold
+    assert second["query_samples"] == folded.query_samples and second["call_count"] == 2
+    bindings = payload["executor_structured_output"]["claims"][0]["evidence_bindings"]
+    assert "source_type" not in bindings[0] and bindings[1]["source_type"] == "runbook"
+
+
 def test_builtin_program_end_to_end_on_scripted_lms(world_db: Path) -> None:
     store = AuditStore(world_db)
 

@@ -76,3 +76,17 @@ def test_blocks_carry_id_tool_purpose_and_failures() -> None:
     assert text.startswith('[invocation 7 query_order] args={"order_id": 123}\norder 123')
     assert "[invocation 8 query_logs FAILED]" in text
     assert format_evidence([], 500) == "(no evidence collected)"
+
+
+def test_arguments_are_left_out_when_the_output_restates_the_call() -> None:
+    restating = ToolInvocation(
+        id=9,
+        session_id="s",
+        tool_name="query_logs",
+        input={"order_id": 123},
+        output_preview="query_logs order_id=123: 1 matching line\n2026-11-28 14:03:12 ERROR pay-gateway ERR_TIMEOUT",
+        success=True,
+    )
+    text = format_evidence([restating], 500)
+    assert text.startswith("[invocation 9 query_logs]\nquery_logs order_id=123: 1 matching line")
+    assert "args=" not in text

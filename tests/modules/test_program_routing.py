@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -235,3 +236,71 @@ def test_english_locale_templates(world_db: Path) -> None:
     assert result.output_type == "DEGRADED"
     assert result.answer.startswith("A reliable conclusion cannot be drawn from the evidence gathered")
     assert "人工介入" not in result.answer
+
+
+def test_a_local_verifier_reads_the_cited_trace_entries_first_within_its_budget(world_db: Path, tmp_path: Path) -> None:
+    from tests.modules.scripted import KB_STEP, LOG_STEP, ORDER_STEP
+
+    def cite_the_logs(results: list[Any], _round: int) -> str:
+        logs = results[1]
+        return v2(claim("claim-1", logs, excerpt=error_line(logs), text=f"pay-gateway 日志显示 {TIMEOUT_LINE}"))
+
+    metrics = {"tool": "query_metrics", "args": {"service": "pay-gateway", "metric": "latency_p99"}}
+    shown: dict[str, list[str]] = {}
+    for model in ("local/qwen2.5-coder-0.5b", "openai/gpt-4o-mini"):
+        verifier = ScriptedVerifier({"claim-1": "direct_observation"})
+        settings_file = tmp_path / "settings.yaml"  # `verifier` is the agent keyword, so its settings go in YAML
+        settings_file.write_text("verifier:\n  local_max_trace_entries: 2\n", encoding="utf-8")
+        program = DiagnosisProgram.from_settings(
+            settings_file,
+            database=world_db,
+            planner=ScriptedPlanner([ORDER_STEP, LOG_STEP, KB_STEP, metrics]),
+            executor=ScriptedExecutor(cite_the_logs),
+            verifier=verifier,
+            composer=ScriptedComposer(),
+            models={"default": model},
+        )
+        result = program(query=QUERY)
+        shown[model] = [entry.tool_name for entry in verifier.inputs[0].tool_trace_summary]
+        evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+        assert [entry["tool_name"] for entry in evaluation["tool_trace_summary"]] == shown[model]  # what it read
+        thought = [s["thought"] for s in AuditStore(world_db).steps(result.session_id) if s["agent"] == "verifier"]
+        assert f"trace entries shown {len(shown[model])} of 4" in thought[0]
+    # The cited logs entry stays; the budget cuts uncited auxiliary entries, latest first (V1 truncation priority).
+    assert shown["local/qwen2.5-coder-0.5b"] == ["query_order", "query_logs"]
+    assert shown["openai/gpt-4o-mini"] == ["query_order", "query_logs", "lookup_knowledge", "query_metrics"]
+
+
+def test_the_trace_budget_of_a_local_verifier_model_holds_in_both_rounds(world_db: Path) -> None:
+    """The budget follows the Verifier's LM (here an injected one named like the embedded model), in every round."""
+    import dspy
+    from dspy.utils import DummyLM
+
+    from evigate.modules import Verifier
+    from tests.modules.scripted import KB_STEP, LOG_STEP, ORDER_STEP
+
+    metrics = {"tool": "query_metrics", "args": {"service": "pay-gateway", "metric": "latency_p99"}}
+    unsupported = {
+        "judgement": {"verdict": "LOW_CONFID", "claim_checks": [{"claim_id": "claim-1", "verification": "unsupported"}]}
+    }
+    lm = DummyLM([unsupported, unsupported], adapter=dspy.JSONAdapter())
+    lm.model = "local/qwen2.5-coder-0.5b"
+    program = DiagnosisProgram.from_settings(
+        database=world_db,
+        planner=ScriptedPlanner([ORDER_STEP, LOG_STEP, KB_STEP, metrics]),
+        executor=ScriptedExecutor(good_claims_of_four),
+        verifier=Verifier(),
+        composer=ScriptedComposer(),
+        lms={"verifier": lm},
+    )
+    result = program(query=QUERY)
+    assert result.rounds == 2
+    payloads = [
+        json.loads(call["messages"][-1]["content"].split("]]\n", 1)[1].rsplit("\n\nRespond", 1)[0])
+        for call in lm.history
+    ]
+    assert [len(p["tool_trace_summary"]) for p in payloads] == [3, 3]  # local_max_trace_entries, both rounds
+
+
+def good_claims_of_four(results: list[Any], _round: int) -> str:
+    return good_claims(results[:2], _round)

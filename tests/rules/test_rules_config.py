@@ -29,6 +29,7 @@ def test_shipped_rules_match_the_registry_and_the_issue() -> None:
         "claim.evidence_utilization": "warn_only",
         "claim.entity_grounding": "low_confid_on_fail",
         "claim.external_entity": "reject_on_fail",
+        "claim.question_echo": "low_confid_on_fail",
     }
     enabled = {spec.id: spec.enabled for spec in gatekeeper.rules}
     assert enabled["claim.evidence_utilization"] is False

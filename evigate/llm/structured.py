@@ -1,0 +1,80 @@
+"""The llama.cpp side of schema-directed decoding (see `schema_decoder`): a loaded model as a `DecodingModel`."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from dspy.lm15 import ContextLengthError, TimeoutError
+
+from evigate.llm.greedy import Generation
+from evigate.llm.prefix_cache import common_prefix
+from evigate.llm.schema_decoder import decode
+from evigate.llm.schema_plan import Node
+from evigate.llm.token_table import TokenTable
+
+_tables: dict[int, TokenTable] = {}
+_tables_lock = threading.Lock()
+
+
+def token_table(llama: Any) -> TokenTable:
+    """The token table of `llama`'s vocabulary (built once per loaded model: ~1 s for Qwen's 151,936 tokens)."""
+    import llama_cpp
+
+    key = id(llama._model)
+    with _tables_lock:
+        table = _tables.get(key)
+        if table is None:
+            vocab, buffer = llama._model.vocab, ctypes.create_string_buffer(256)
+            pieces = []
+            for token in range(llama.n_vocab()):
+                length = llama_cpp.llama_token_to_piece(vocab, token, buffer, len(buffer), 0, False)
+                pieces.append(buffer.raw[:length] if length > 0 else b"")
+            table = _tables[key] = TokenTable(pieces)
+        return table
+
+
+class LlamaDecodingModel:
+    """A `Llama` positioned after a prompt, as `schema_decoder` drives it; enforces the deadline and the window."""
+
+    def __init__(self, llama: Any, deadline: float | None, model_name: str) -> None:
+        self.llama, self.deadline, self.model_name = llama, deadline, model_name
+        self.table = token_table(llama)
+
+    def tokenize(self, text: bytes) -> list[int]:
+        return list(self.llama.tokenize(text, add_bos=False, special=False))
+
+    def feed(self, tokens: Sequence[int]) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise TimeoutError(f"local model {self.model_name} did not finish before its deadline")
+        if self.llama.n_tokens + len(tokens) > self.llama.n_ctx():
+            raise ContextLengthError(
+                f"the answer outgrew the context window (local model {self.model_name}, n_ctx={self.llama.n_ctx()})"
+            )
+        self.llama.eval(list(tokens))
+
+    def logits(self) -> np.ndarray:
+        import llama_cpp
+
+        row = llama_cpp.llama_get_logits_ith(self.llama._ctx.ctx, -1)
+        return np.ctypeslib.as_array(row, shape=(self.llama.n_vocab(),))
+
+
+def generate_structured(
+    llama: Any, prompt: list[int], plan: Node, *, max_tokens: int, deadline: float | None, model_name: str
+) -> Generation:
+    """Evaluate `prompt` (reusing what the context holds), then write the JSON value `plan` describes."""
+    reused = common_prefix(llama.input_ids[: llama.n_tokens], prompt)
+    llama.n_tokens = min(reused, len(prompt) - 1)  # evaluate at least one token: fresh logits to decide from
+    llama.eval(prompt[llama.n_tokens :])
+    decoded = decode(plan, LlamaDecodingModel(llama, deadline, model_name), max_tokens)
+    return Generation(
+        text=decoded.text,
+        prompt_tokens=len(prompt),
+        completion_tokens=decoded.tokens,
+        finish_reason="length" if decoded.truncated else "stop",
+    )
