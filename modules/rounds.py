@@ -47,12 +47,11 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
 
     verifier_output: VerifierOutput | None = None
     verifier_trace = trace_summary
-    if len(trace_summary) > program.verifier_trace_entries():
-        # V1 truncation priority: the entries the claims cite stay; uncited auxiliary ones go first.
-        verifier_trace = build_tool_trace_summary(
-            invocations, parsed.data, retry, max_entries=program.verifier_trace_entries()
-        )
     if parsed.status == "valid":
+        budget = program.verifier_trace_entries()
+        if len(trace_summary) > budget:
+            # V1 truncation priority: the entries the claims cite stay; uncited auxiliary ones go first.
+            verifier_trace = build_tool_trace_summary(invocations, parsed.data, retry, max_entries=budget)
         verifier_input = VerifierInput(
             original_query=query,
             executor_raw_output=raw_output,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from evigate.rules.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
+from evigate.rules.text import fold
 from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
 
 Locale = Literal["zh", "en"]
@@ -102,8 +103,11 @@ def _section(
 
 
 def _actions(composer_input: ComposerInput) -> list[str]:
+    """Each action with its reason in brackets, unless the reason only repeats the action (small models copy it)."""
     return [
-        f"{action.action_text}（{action.reason}）" if action.reason else action.action_text
+        f"{action.action_text}（{action.reason}）"
+        if action.reason and fold(action.reason.strip()) not in fold(action.action_text)
+        else action.action_text
         for action in composer_input.recommended_actions
     ]
 

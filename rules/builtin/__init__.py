@@ -9,14 +9,15 @@ from evigate.rules.builtin.excerpt_similarity import ExcerptSimilarity
 from evigate.rules.builtin.external_entity import ExternalEntity
 from evigate.rules.builtin.failed_invocation import FailedInvocation
 from evigate.rules.builtin.hallucination_phrases import HallucinationPhrases
+from evigate.rules.builtin.input_echo import InputEcho
 from evigate.rules.builtin.invocation_ref import InvocationRef
 from evigate.rules.builtin.misattribution import Misattribution
 from evigate.rules.builtin.question_echo import QuestionEcho
 from evigate.rules.builtin.schema_executor_v2 import SchemaExecutorV2
 
 BUILTIN_RULES: tuple[type[Rule], ...] = (
-    SchemaExecutorV2, InvocationRef, FailedInvocation, ExcerptSimilarity, Misattribution, HallucinationPhrases,
-    EvidenceUtilization, EntityGrounding, ExternalEntity, QuestionEcho,
+    SchemaExecutorV2, InvocationRef, FailedInvocation, ExcerptSimilarity, Misattribution, InputEcho,
+    HallucinationPhrases, EvidenceUtilization, EntityGrounding, ExternalEntity, QuestionEcho,
 )
 RULE_CLASSES: dict[str, type[Rule]] = {rule.id: rule for rule in BUILTIN_RULES}
 """rule id → implementation; the rule index may only name ids found here."""

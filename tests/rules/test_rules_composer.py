@@ -326,3 +326,16 @@ def test_composer_output_as_mapping_or_json_text_and_malformed_output() -> None:
     assert malformed.startswith("根据已获取的证据：") and "42" not in malformed
     raw_json = '{"answer_summary": "s", "user_facing_answer": "payment-service 出现 ERR_TIMEOUT。"}'
     assert check_composer_output(composer_input, raw_json) == []
+
+
+def test_an_action_reason_that_only_repeats_the_action_is_not_printed_twice() -> None:
+    actions = [
+        {"action_text": "仅补充以上断言相关证据，不要重复已完成检索", "reason": "仅补充以上断言相关证据"},
+        {"action_text": "检查网关超时配置", "reason": "确认阈值是否低于 5300ms"},
+    ]
+    output = {**OUTPUT, "recommended_actions": [{**a, "evidence_bindings": []} for a in actions]}
+    _, _, composer_input = run({"claim-1": "direct_observation", "claim-2": "unsupported"}, output)
+    answer = render_answer(composer_input, None)
+    assert "• 仅补充以上断言相关证据，不要重复已完成检索\n" in answer + "\n"
+    assert "（仅补充以上断言相关证据）" not in answer
+    assert "检查网关超时配置（确认阈值是否低于 5300ms）" in answer

@@ -25,6 +25,7 @@ def test_shipped_rules_match_the_registry_and_the_issue() -> None:
         "evidence.failed_invocation": "low_confid_on_fail",
         "evidence.excerpt_similarity": "low_confid_on_fail",
         "evidence.misattribution": "reject_on_fail",
+        "evidence.input_echo": "low_confid_on_fail",
         "claim.hallucination_phrases": "low_confid_on_fail",
         "claim.evidence_utilization": "warn_only",
         "claim.entity_grounding": "low_confid_on_fail",
