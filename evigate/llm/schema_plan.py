@@ -168,6 +168,8 @@ class _Compiler:
             properties = schema.get("properties") or {}
             if not isinstance(properties, dict):
                 raise UnsupportedSchema("properties must be an object")
+            if not properties and schema.get("additionalProperties", True) is not False:
+                raise UnsupportedSchema("free-form objects (a mapping of any keys) are not supported")
             required = schema.get("required") or []
             missing = [name for name in required if name not in properties]
             if missing:

@@ -178,6 +178,9 @@ def test_an_exhausted_budget_closes_the_value_instead_of_cutting_it() -> None:
         {"$ref": "https://example.com/schema.json"},
         {"allOf": [{"type": "string"}]},
         {"description": "no type"},
+        {"type": "object", "additionalProperties": True},  # dict[str, Any], e.g. ReAct's tool arguments
+        {"type": "object"},
+        {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
     ],
 )
 def test_what_the_decoder_does_not_implement_is_refused(schema: dict[str, Any]) -> None:
