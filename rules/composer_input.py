@@ -11,7 +11,7 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from evigate.rules.language import EVIDENCE_ACTION
+from evigate.rules.language import EVIDENCE_ACTION, is_question
 from evigate.rules.session import claim_key, iter_claims, text_of
 from evigate.rules.text import fold
 from evigate.rules.verdict import ALLOWED_VERIFICATIONS, VerdictDecision
@@ -94,8 +94,8 @@ def build_composer_input(
         if key in excluded:
             dropped = True
             continue
-        if not text:
-            continue
+        if not text or is_question(text):
+            continue  # a question (often the user's, copied) is neither a finding, a direction nor a gap
         if verification in ALLOWED_VERIFICATIONS and claim.get("claim_type") in CLAIM_TYPES:
             if verdict == "REJECT" and claim.get("claim_type") == "root_cause":
                 continue  # §19.2.1: no root-cause conclusion under REJECT
@@ -129,7 +129,7 @@ def build_composer_input(
         judged = _hypothesis_checks(verifier_output)
         for index, hypothesis in enumerate(_objects(normalized, "hypotheses")):
             text = " ".join(text_of(hypothesis, "hypothesis_text").split())
-            if text and judged.get(index) not in REJECTED_HYPOTHESIS:
+            if text and not is_question(text) and judged.get(index) not in REJECTED_HYPOTHESIS:
                 needed = hypothesis.get("needed_evidence")
                 needed = [item for item in needed if isinstance(item, str)] if isinstance(needed, list) else []
                 hypotheses.append(AllowedHypothesis(hypothesis_text=text, needed_evidence=needed))

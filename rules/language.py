@@ -35,6 +35,28 @@ HEDGE_WORDS = re.compile(
 )
 
 
+QUESTION_MARKS = ("?", "？")
+INTERROGATIVES = ("为什么", "为何", "什么原因", "是什么", "怎么回事", "怎么办")
+"""Words that make a text a question without its question mark (是否/如何 are left out: "网关阈值是否过低" is a
+fair hypothesis and "日志未显示是否重试" a fair claim)."""
+
+
+def question_words(text: str, interrogatives: tuple[str, ...] | list[str] = INTERROGATIVES) -> list[str]:
+    """The interrogatives `text` contains."""
+    folded = fold(text)
+    return [word for word in interrogatives if word and fold(word) in folded]
+
+
+def is_question(
+    text: str,
+    marks: tuple[str, ...] | list[str] = QUESTION_MARKS,
+    interrogatives: tuple[str, ...] | list[str] = INTERROGATIVES,
+) -> bool:
+    """Whether `text` asks rather than states: it ends with a question mark or carries an interrogative."""
+    stripped = text.strip()
+    return bool(stripped) and (stripped.endswith(tuple(marks)) or bool(question_words(stripped, interrogatives)))
+
+
 def sentences(text: str) -> list[str]:
     """Sentences of a Chinese/English/mixed text (split on 。！？!? newlines, '. ' and '; ')."""
     return [piece.strip() for piece in SENTENCE_SPLIT.split(text or "") if piece and piece.strip()]

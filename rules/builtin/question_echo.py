@@ -5,16 +5,14 @@ from __future__ import annotations
 from pydantic import Field
 
 from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.language import INTERROGATIVES, QUESTION_MARKS, is_question, question_words
 from evigate.rules.session import iter_claims, text_of
-from evigate.rules.text import fold
-
-DEFAULT_INTERROGATIVES = ["为什么", "为何", "什么原因", "是什么", "怎么回事", "怎么办", "如何", "是否", "吗"]
 
 
 class QuestionEchoParams(RuleParams):
-    question_marks: list[str] = Field(default_factory=lambda: ["?", "？"], min_length=1)
+    question_marks: list[str] = Field(default_factory=lambda: list(QUESTION_MARKS), min_length=1)
     interrogatives: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_INTERROGATIVES),
+        default_factory=lambda: list(INTERROGATIVES),
         description="words that make a sentence a question even without its question mark",
     )
 
@@ -25,7 +23,8 @@ class QuestionEcho(Rule):
     Small models copy the question into `claim_text` (measured: "订单 123 支付失败，ERR_TIMEOUT 是什么原因？" as a
     `symptom` claim, its excerpt verbatim from the order, which a weak Verifier then called a direct observation).
     Such a claim passes every evidence check, so it is caught by its form: its text, stripped, ends with one of
-    `questionMarks`, or it contains one of `interrogatives` (为什么, 是什么, 怎么回事 …). Restating the facts of the
+    `questionMarks`, or it contains one of `interrogatives` (为什么, 是什么, 怎么回事 …; not 是否 or 如何, which fair
+    claims use). Restating the facts of the
     question is fine ("订单 456 支付失败，错误码为 ERR_DB_POOL_EXHAUSTED" confirms what the user reported). A
     question is no finding: LOW_CONFID-level, so the answer names gaps instead of presenting it as confirmed.
     """
@@ -36,11 +35,9 @@ class QuestionEcho(Rule):
     def validate(self, context: RuleContext, params: QuestionEchoParams) -> list[RuleFinding]:
         findings: list[RuleFinding] = []
         for index, claim in iter_claims(context.data):
-            text = text_of(claim, "claim_text").strip()
-            if not text:
-                continue
-            asks = [word for word in params.interrogatives if word and fold(word) in fold(text)]
-            if text.endswith(tuple(params.question_marks)) or asks:
+            text = text_of(claim, "claim_text")
+            if is_question(text, params.question_marks, params.interrogatives):
+                asks = question_words(text, params.interrogatives)
                 detail = f" (asks with {', '.join(repr(word) for word in asks)})" if asks else ""
                 findings.append(
                     RuleFinding(f"claims[{index}].claim_text", f"a question is not a confirmed finding{detail}")

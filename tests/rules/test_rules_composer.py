@@ -339,3 +339,20 @@ def test_an_action_reason_that_only_repeats_the_action_is_not_printed_twice() ->
     assert "• 仅补充以上断言相关证据，不要重复已完成检索\n" in answer + "\n"
     assert "（仅补充以上断言相关证据）" not in answer
     assert "检查网关超时配置（确认阈值是否低于 5300ms）" in answer
+
+
+def test_questions_reach_the_user_neither_as_findings_nor_as_directions_or_gaps() -> None:
+    question = {**CLAIMS[1], "claim_text": "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"}
+    output = {
+        **OUTPUT,
+        "claims": [CLAIMS[0], question],
+        "hypotheses": [
+            {"hypothesis_text": "ERR_TIMEOUT 是什么原因", "basis": "b", "needed_evidence": []},
+            {"hypothesis_text": "网关超时阈值是否过低", "basis": "b", "needed_evidence": ["网关配置"]},
+        ],
+    }
+    _, decision, composer_input = run({"claim-1": "direct_observation", "claim-2": "direct_observation"}, output)
+    assert decision.verdict == "LOW_CONFID"  # claim.question_echo failed claim-2
+    assert [claim.claim_id for claim in composer_input.allowed_claims] == ["claim-1"]
+    assert [h.hypothesis_text for h in composer_input.allowed_hypotheses] == ["网关超时阈值是否过低"]
+    assert not any("是什么原因" in gap for gap in composer_input.missing_info)
