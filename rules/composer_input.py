@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, get_args
 
 from pydantic import ValidationError
+from rapidfuzz import fuzz
 
 from evigate.rules.language import EVIDENCE_ACTION, is_question
 from evigate.rules.session import claim_key, iter_claims, text_of
@@ -22,6 +23,7 @@ from evigate.signatures import (
     ComposerAction,
     ComposerInput,
     HypothesisCheck,
+    RetryContext,
     VerifierOutput,
 )
 
@@ -166,10 +168,18 @@ def _actions(normalized: Mapping[str, Any] | None, verdict: str) -> list[Compose
     seen: set[str] = set()
     for action in _objects(normalized, "recommended_actions"):
         text = " ".join(text_of(action, "action_text").split())
-        if not text or fold(text) in seen:
+        if not text or fold(text) in seen or _echoes_retry_instruction(text):
             continue
         if verdict == "REJECT" and not EVIDENCE_ACTION.search(fold(text)):
             continue
         seen.add(fold(text))
         actions.append(ComposerAction(action_text=text, reason=" ".join(text_of(action, "reason").split())))
     return actions
+
+
+_RETRY_INSTRUCTION = fold(RetryContext.model_fields["instruction"].default)
+
+
+def _echoes_retry_instruction(text: str) -> bool:
+    """An "action" copied from round 2's instruction to the Executor (仅补充…证据) is no step for a user."""
+    return fuzz.ratio(fold(text), _RETRY_INSTRUCTION) >= 80

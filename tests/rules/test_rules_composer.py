@@ -330,15 +330,23 @@ def test_composer_output_as_mapping_or_json_text_and_malformed_output() -> None:
 
 def test_an_action_reason_that_only_repeats_the_action_is_not_printed_twice() -> None:
     actions = [
-        {"action_text": "仅补充以上断言相关证据，不要重复已完成检索", "reason": "仅补充以上断言相关证据"},
+        {"action_text": "检查网关与通道的超时配置", "reason": "检查网关和通道的超时配置"},
         {"action_text": "检查网关超时配置", "reason": "确认阈值是否低于 5300ms"},
     ]
     output = {**OUTPUT, "recommended_actions": [{**a, "evidence_bindings": []} for a in actions]}
     _, _, composer_input = run({"claim-1": "direct_observation", "claim-2": "unsupported"}, output)
     answer = render_answer(composer_input, None)
-    assert "• 仅补充以上断言相关证据，不要重复已完成检索\n" in answer + "\n"
-    assert "（仅补充以上断言相关证据）" not in answer
+    assert "• 检查网关与通道的超时配置\n" in answer + "\n"
+    assert "（检查网关和通道的超时配置）" not in answer
     assert "检查网关超时配置（确认阈值是否低于 5300ms）" in answer
+
+
+def test_round_two_instruction_copied_as_an_action_is_no_step_for_the_user() -> None:
+    actions = [{"action_text": "补足以上断言相关证据，不要重复已完成检索", "reason": "仅补充以上断言相关证据"}]
+    output = {**OUTPUT, "recommended_actions": [{**a, "evidence_bindings": []} for a in actions]}
+    _, _, composer_input = run({"claim-1": "direct_observation", "claim-2": "unsupported"}, output)
+    assert all("不要重复已完成检索" not in action.action_text for action in composer_input.recommended_actions)
+    assert composer_input.recommended_actions  # LOW_CONFID still names a next step (the code's own)
 
 
 def test_questions_reach_the_user_neither_as_findings_nor_as_directions_or_gaps() -> None:
