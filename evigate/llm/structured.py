@@ -17,24 +17,29 @@ from evigate.llm.schema_decoder import decode
 from evigate.llm.schema_plan import Node
 from evigate.llm.token_table import TokenTable
 
-_tables: dict[int, TokenTable] = {}
 _tables_lock = threading.Lock()
 
 
 def token_table(llama: Any) -> TokenTable:
-    """The token table of `llama`'s vocabulary (built once per loaded model: ~1 s for Qwen's 151,936 tokens)."""
+    """The token table of `llama`'s vocabulary, built once and kept on the `Llama` object (0.45 s for Qwen's 151,936
+    tokens, measured here)."""
     import llama_cpp
 
-    key = id(llama._model)
     with _tables_lock:
-        table = _tables.get(key)
+        table = getattr(llama, "_evigate_token_table", None)
         if table is None:
             vocab, buffer = llama._model.vocab, ctypes.create_string_buffer(256)
             pieces = []
             for token in range(llama.n_vocab()):
                 length = llama_cpp.llama_token_to_piece(vocab, token, buffer, len(buffer), 0, False)
+                if length < 0:  # a piece longer than the buffer: llama.cpp reports the size it needs
+                    longer = ctypes.create_string_buffer(-length)
+                    length = llama_cpp.llama_token_to_piece(vocab, token, longer, len(longer), 0, False)
+                    pieces.append(longer.raw[:length] if length > 0 else b"")
+                    continue
                 pieces.append(buffer.raw[:length] if length > 0 else b"")
-            table = _tables[key] = TokenTable(pieces)
+            table = TokenTable(pieces)
+            llama._evigate_token_table = table
         return table
 
 
