@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from evigate.rules.text import fold
@@ -44,7 +45,12 @@ fair hypothesis and "日志未显示是否重试" a fair claim)."""
 def question_words(text: str, interrogatives: tuple[str, ...] | list[str] = INTERROGATIVES) -> list[str]:
     """The interrogatives `text` contains."""
     folded = fold(text)
-    return [word for word in interrogatives if word and fold(word) in folded]
+    return [word for word, folded_word in _folded(tuple(interrogatives)) if folded_word and folded_word in folded]
+
+
+@functools.lru_cache(maxsize=32)
+def _folded(words: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((word, fold(word)) for word in words)
 
 
 def is_question(
