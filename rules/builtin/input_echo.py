@@ -43,7 +43,7 @@ class InputEcho(Rule):
     (2 per CJK character, 1 per other character, punctuation ignored). A claim none of whose excerpts is a finding
     only echoes the questions asked: LOW_CONFID-level. One weak binding beside real ones is not held against a
     claim; excerpts quoting what a tool returned (a log line, `14 results` of a count tool, a matched search term)
-    are never looked at. Measured on the 48 HolmesGPT-derived cases: no finding.
+    are never looked at. On the labelled fixtures (112 demo-world, 97 HolmesGPT-derived cases) it finds nothing.
     """
 
     id = "evidence.input_echo"
