@@ -15,6 +15,7 @@ from typing import Any
 
 import dspy
 
+from evigate.llm.models import is_local_model
 from evigate.modules.audit import RoundState, record_step, verifier_evaluation
 from evigate.modules.calls import call_agent
 from evigate.modules.composer import Composer
@@ -94,7 +95,7 @@ class DiagnosisProgram(dspy.Module):
         if overrides_map:
             gatekeeper = gatekeeper.with_overrides(overrides_map)
         ex = settings.executor
-        evidence_chars = ex.local_max_evidence_chars if _is_local(settings.models.for_agent("executor")) else None
+        evidence_chars = ex.local_max_evidence_chars if is_local_model(settings.models.for_agent("executor")) else None
         return cls(
             settings,
             store,
@@ -128,7 +129,7 @@ class DiagnosisProgram(dspy.Module):
         # The local engine aborts a generation at this deadline, so a timed-out call does not keep the model busy.
         options["timeout"] = self.settings.timeouts.agent_seconds
         model = models.for_agent(agent)
-        if _is_local(model):
+        if is_local_model(model):
             options.update(models.local_bounds)
             options["field_limits"] = models.local_field_limits
             options["omit_fields"] = models.local_omit_fields
@@ -140,7 +141,7 @@ class DiagnosisProgram(dspy.Module):
         verifier = self.settings.verifier
         lm = self.lm_for("verifier")  # an injected LM, the settings' one, or None for an agent that brings its own
         model = getattr(lm, "model", "") if lm is not None else self.settings.models.for_agent("verifier")
-        return verifier.local_max_trace_entries if _is_local(str(model)) else verifier.max_trace_entries
+        return verifier.local_max_trace_entries if is_local_model(str(model)) else verifier.max_trace_entries
 
     def toolbox(self, session_id: str, round_number: int) -> Toolbox:
         return Toolbox(self.store, session_id, round=round_number, registry=self.registry)
@@ -316,8 +317,3 @@ def load_program(
 
 def _no_judgement() -> VerifierOutput:
     return VerifierOutput(verdict="LOW_CONFID", rationale="")
-
-
-def _is_local(model: str) -> bool:
-    """Whether a settings model string names the embedded llama.cpp model."""
-    return model == "local" or model.startswith("local/")

@@ -7,7 +7,7 @@ from typing import Any
 from evigate.modules.audit import RoundState, record_step
 from evigate.modules.calls import call_agent
 from evigate.modules.planner import Planner
-from evigate.modules.trace_summary import build_tool_trace_summary
+from evigate.modules.trace_summary import build_tool_trace_summary, truncate_trace_summary
 from evigate.rules import decide_verdict, parse_executor_output
 from evigate.signatures import Plan, RetryContext, VerifierInput, VerifierOutput
 
@@ -48,10 +48,9 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
     verifier_output: VerifierOutput | None = None
     verifier_trace = trace_summary
     if parsed.status == "valid":
+        # V1 truncation priority: the entries the claims cite stay; uncited auxiliary ones go first.
         budget = program.verifier_trace_entries()
-        if len(trace_summary) > budget:
-            # V1 truncation priority: the entries the claims cite stay; uncited auxiliary ones go first.
-            verifier_trace = build_tool_trace_summary(invocations, parsed.data, retry, max_entries=budget)
+        verifier_trace = truncate_trace_summary(trace_summary, parsed.data, retry, max_entries=budget)
         verifier_input = VerifierInput(
             original_query=query,
             executor_raw_output=raw_output,

@@ -42,6 +42,18 @@ def build_tool_trace_summary(
         if invocation.is_evidence:
             groups.setdefault(_topic_key(invocation), []).append(invocation)
     entries = [_fold(members, index) for index, members in enumerate(groups.values(), start=1)]
+    return truncate_trace_summary(entries, executor_output, retry_context, max_entries=max_entries)
+
+
+def truncate_trace_summary(
+    entries: list[ToolTraceEntry],
+    executor_output: Mapping[str, Any] | None = None,
+    retry_context: RetryContext | None = None,
+    *,
+    max_entries: int,
+) -> list[ToolTraceEntry]:
+    """At most ``max_entries`` of ``entries``, kept by the V1 priority (cited by the answer, root cause, fix, retry
+    gaps) and shown in their original order."""
     if len(entries) <= max_entries:
         return entries
     ranked = sorted(entries, key=lambda entry: (*_priority(entry, executor_output, retry_context), _ref_number(entry)))

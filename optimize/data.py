@@ -20,6 +20,7 @@ from evigate.datasets import (
     load_verifier_cases,
     verifier_example,
 )
+from evigate.llm.models import is_local_model
 
 
 @dataclass
@@ -125,10 +126,6 @@ def resolve_program_dir(program_dir: str | Path | None) -> Path:
 LOCAL_EVAL_LIMIT = 6
 """Default dev/test cap for ``local/`` models: on 2 CPU cores one Verifier call takes minutes, so an unbounded
 evaluation of ~60 examples per split would not finish in any useful time. ``--eval-limit`` overrides it."""
-
-
-def is_local_model(model_name: str) -> bool:
-    return model_name == "local" or model_name.startswith("local/")
 
 
 def default_eval_limit(eval_limit: int | None, model_name: str) -> int | None:

@@ -7,10 +7,8 @@ from typing import Any
 import dspy
 
 from evigate.llm.engine import DEFAULT_MAX_TOKENS, AsyncLlamaCppEngine, LlamaCppEngine
-from evigate.llm.models import DEFAULT_LOCAL_MODEL
+from evigate.llm.models import DEFAULT_LOCAL_MODEL, LOCAL_PREFIX, is_local_model
 from evigate.llm.schema_bounds import SchemaBounds
-
-LOCAL_PREFIX = "local"
 
 # Options that configure the local engine rather than the dspy.LM around it.
 _ENGINE_OPTIONS = (
@@ -40,10 +38,9 @@ def make_lm(model: str, **kwargs: Any) -> dspy.LM:
     Anything else (`openai/gpt-4o-mini`, `ollama_chat/qwen2.5`, `openai/<model>` with `api_base=` for a
     vLLM server) is a plain `dspy.LM`; `timeout` and every other keyword pass through to it.
     """
-    provider, _, name = model.partition("/")
-    if provider != LOCAL_PREFIX:
+    if not is_local_model(model):
         return dspy.LM(model, **kwargs)
-    engine = _local_engine(name or DEFAULT_LOCAL_MODEL, kwargs)
+    engine = _local_engine(model.partition("/")[2] or DEFAULT_LOCAL_MODEL, kwargs)
     engine.model_path()  # resolve + verify now: a missing model is a configuration error, raise it early
     kwargs.setdefault("cache", False)
     kwargs.setdefault("num_retries", 0)

@@ -20,6 +20,8 @@ from pathlib import Path
 from evigate.errors import ModelError
 
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-0.5b"
+LOCAL_PREFIX = "local"
+"""Model strings `local` and `local/<name>` name the embedded llama.cpp engine; anything else goes to litellm."""
 MODEL_CACHE_ENV = "EVIGATE_MODEL_CACHE"
 PREFIX_CACHE_ENV = "EVIGATE_PREFIX_CACHE"
 _READ_BLOCK = 1 << 20
@@ -122,6 +124,11 @@ def model_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".cache" / "evigate" / "models"
+
+
+def is_local_model(model: str) -> bool:
+    """Whether a model string (settings, `make_lm`) names the embedded llama.cpp engine."""
+    return model.partition("/")[0] == LOCAL_PREFIX
 
 
 def prefix_persistence_enabled() -> bool:
