@@ -131,7 +131,6 @@ class LlamaCppEngine:
             bounds = dataclasses.replace(
                 bounds, field_enums=constraints.field_enums, object_variants=constraints.object_variants
             )
-        gbnf = grammar_text(json_format, bounds) if json_format is not None else None
         config = request.config
         options: dict[str, Any] = {
             "temperature": 0.0 if config.temperature is None else config.temperature,
@@ -151,9 +150,12 @@ class LlamaCppEngine:
                 loaded.prefix_cache.pin = stable_end(messages)
             prompt_evaluated_before = perf_counters(loaded.llama)[0]
             prompt = loaded.chat_prompt(messages) if self.fast_greedy and is_plain_greedy(options) else None
+            # The structured decoder needs no grammar: build one only for what will decode under it.
+            use_plan = prompt is not None and self.structured and json_format is not None
+            plan = decoding_plan(json_format, bounds) if use_plan else None
+            gbnf = grammar_text(json_format, bounds) if json_format is not None and plan is None else None
             if prompt is not None:
                 deadline = None if self.timeout is None else time.monotonic() + self.timeout
-                plan = decoding_plan(json_format, bounds) if self.structured and json_format is not None else None
                 result = complete_greedy(loaded, prompt, gbnf, options["max_tokens"], deadline, self.model, plan)
             else:
                 options["grammar"] = usable_grammar(loaded, gbnf) if gbnf is not None else None

@@ -106,16 +106,13 @@ def generate_greedy(
     import llama_cpp
 
     vocab = llama._model.vocab
-    reused = common_prefix(llama.input_ids[: llama.n_tokens], prompt)
-    llama.n_tokens = min(reused, len(prompt) - 1)  # evaluate at least one token: fresh logits to sample from
-    llama.eval(prompt[llama.n_tokens :])
+    evaluate_prompt(llama, prompt)
     gate = GrammarGate(llama, gbnf) if gbnf is not None else None
     written: list[int] = []
     finish = "length"
     try:
         while len(written) < max_tokens and llama.n_tokens < llama.n_ctx():
-            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama._ctx.ctx, -1), shape=(llama.n_vocab(),))
-            token = _choose(logits, gate)
+            token = _choose(last_logits(llama), gate)
             if token is None or llama_cpp.llama_vocab_is_eog(vocab, token):
                 finish = "stop"
                 break
@@ -137,6 +134,22 @@ def generate_greedy(
         completion_tokens=len(written),
         finish_reason=finish,
     )
+
+
+def evaluate_prompt(llama: Any, prompt: list[int]) -> None:
+    """Evaluate `prompt`, reusing the tokens the context already holds, and always at least the last one: the
+    decoders read their first choice from fresh logits."""
+    reused = common_prefix(llama.input_ids[: llama.n_tokens], prompt)
+    llama.n_tokens = min(reused, len(prompt) - 1)
+    llama.eval(prompt[llama.n_tokens :])
+
+
+def last_logits(llama: Any) -> np.ndarray:
+    """The next-token logits after the last evaluated token (a view into llama.cpp's buffer, valid until the next
+    evaluation)."""
+    import llama_cpp
+
+    return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama._ctx.ctx, -1), shape=(llama.n_vocab(),))
 
 
 def _choose(logits: np.ndarray, gate: GrammarGate | None) -> int | None:

@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 from dspy.lm15 import ContextLengthError, TimeoutError
 
-from evigate.llm.greedy import Generation
-from evigate.llm.prefix_cache import common_prefix
+from evigate.llm.greedy import Generation, evaluate_prompt, last_logits
 from evigate.llm.schema_decoder import decode
 from evigate.llm.schema_plan import Node
 from evigate.llm.token_table import TokenTable
@@ -63,19 +62,14 @@ class LlamaDecodingModel:
         self.llama.eval(list(tokens))
 
     def logits(self) -> np.ndarray:
-        import llama_cpp
-
-        row = llama_cpp.llama_get_logits_ith(self.llama._ctx.ctx, -1)
-        return np.ctypeslib.as_array(row, shape=(self.llama.n_vocab(),))
+        return last_logits(self.llama)
 
 
 def generate_structured(
     llama: Any, prompt: list[int], plan: Node, *, max_tokens: int, deadline: float | None, model_name: str
 ) -> Generation:
     """Evaluate `prompt` (reusing what the context holds), then write the JSON value `plan` describes."""
-    reused = common_prefix(llama.input_ids[: llama.n_tokens], prompt)
-    llama.n_tokens = min(reused, len(prompt) - 1)  # evaluate at least one token: fresh logits to decide from
-    llama.eval(prompt[llama.n_tokens :])
+    evaluate_prompt(llama, prompt)
     decoded = decode(plan, LlamaDecodingModel(llama, deadline, model_name), max_tokens)
     return Generation(
         text=decoded.text,
