@@ -10,11 +10,10 @@ from collections.abc import Mapping
 from typing import Any, get_args
 
 from pydantic import ValidationError
-from rapidfuzz import fuzz
 
 from evigate.rules.language import EVIDENCE_ACTION, is_question
 from evigate.rules.session import claim_key, iter_claims, text_of
-from evigate.rules.text import fold
+from evigate.rules.text import fold, restates
 from evigate.rules.verdict import ALLOWED_VERIFICATIONS, VerdictDecision
 from evigate.signatures import (
     AllowedClaim,
@@ -168,7 +167,7 @@ def _actions(normalized: Mapping[str, Any] | None, verdict: str) -> list[Compose
     seen: set[str] = set()
     for action in _objects(normalized, "recommended_actions"):
         text = " ".join(text_of(action, "action_text").split())
-        if not text or fold(text) in seen or _echoes_retry_instruction(text):
+        if not text or fold(text) in seen or restates(text, _RETRY_INSTRUCTION):
             continue
         if verdict == "REJECT" and not EVIDENCE_ACTION.search(fold(text)):
             continue
@@ -177,9 +176,5 @@ def _actions(normalized: Mapping[str, Any] | None, verdict: str) -> list[Compose
     return actions
 
 
-_RETRY_INSTRUCTION = fold(RetryContext.model_fields["instruction"].default)
-
-
-def _echoes_retry_instruction(text: str) -> bool:
-    """An "action" copied from round 2's instruction to the Executor (仅补充…证据) is no step for a user."""
-    return fuzz.ratio(fold(text), _RETRY_INSTRUCTION) >= 80
+# An "action" copied from round 2's instruction to the Executor (仅补充…证据) is no step for a user.
+_RETRY_INSTRUCTION = RetryContext.model_fields["instruction"].default

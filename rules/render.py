@@ -12,10 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from rapidfuzz import fuzz
-
 from evigate.rules.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
-from evigate.rules.text import fold
+from evigate.rules.text import restates
 from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
 
 Locale = Literal["zh", "en"]
@@ -107,14 +105,9 @@ def _section(
 def _actions(composer_input: ComposerInput) -> list[str]:
     """Each action with its reason in brackets, unless the reason only repeats the action (small models copy it)."""
     return [
-        f"{a.action_text}（{a.reason}）" if _adds_to(a.reason, a.action_text) else a.action_text
+        f"{a.action_text}（{a.reason}）" if a.reason and not restates(a.reason, a.action_text) else a.action_text
         for a in composer_input.recommended_actions
     ]
-
-
-def _adds_to(reason: str, action: str) -> bool:
-    reason, action = fold(reason.strip()), fold(action)
-    return bool(reason) and reason not in action and fuzz.ratio(reason, action) < 80
 
 
 def render_deterministic(composer_input: ComposerInput, *, locale: Locale = "zh") -> str:

@@ -45,6 +45,12 @@ def compact(folded: str) -> str:
     return _SEPARATORS.sub("", folded)
 
 
+def restates(text: str, other: str, min_similarity: float = 0.8) -> bool:
+    """Whether `text` only says `other` again: contained in it, or Indel-similar to it, after folding."""
+    text, other = fold(text.strip()), fold(other.strip())
+    return bool(text) and (text in other or fuzz.ratio(text, other) >= 100 * min_similarity)
+
+
 def squash_whitespace(text: str) -> str:
     """Collapse runs of whitespace to one space."""
     return _WHITESPACE.sub(" ", text).strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evigate.rules.entities import entity_occurs, extract_entities
-from evigate.rules.text import excerpt_similarity, fold
+from evigate.rules.text import excerpt_similarity, fold, restates
 
 LOG = fold(
     "2024-05-01 10:05:16.517 ERROR [payment-service] ERR_TIMEOUT request timeout after 5300ms calling pay-gateway\n"
@@ -146,3 +146,11 @@ def test_names_match_in_either_case() -> None:
     (service,) = extract_entities("pay-gateway 超时")
     assert entity_occurs(service, "PAY-GATEWAY TIMEOUT")
     assert not entity_occurs(service, "pay gateway timeout")
+
+
+def test_restates_means_contained_or_nearly_the_same_text() -> None:
+    assert restates("仅补充以上断言相关证据", "仅补充以上断言相关证据，不要重复已完成检索")  # contained
+    assert restates("补足以上断言相关证据，不要重复已完成检索", "仅补充以上断言相关证据，不要重复已完成检索")
+    assert restates("Check The Gateway", "check the gateway timeout")  # folded, contained
+    assert not restates("确认阈值是否低于 5300ms", "检查网关超时配置")
+    assert not restates("  ", "anything")
