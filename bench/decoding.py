@@ -29,7 +29,6 @@ from typing import Any
 import dspy
 from dspy.lm15 import Config, Message, Request
 
-from evigate.llm import make_lm
 from evigate.llm.adapter import adapter_for
 from evigate.llm.constraints import constrain
 from evigate.llm.runtime import perf_counters
@@ -58,7 +57,7 @@ def main() -> None:
     program.executor._run_plan(plan, None, toolbox)
     invocations = toolbox.invocations()
     terms = [term for values in query_entities(args.query).values() for term in values]
-    evidence = format_evidence(invocations, settings.executor.local_max_evidence_chars, focus_terms=terms)
+    evidence = format_evidence(invocations, program.executor.max_evidence_chars, focus_terms=terms)
     inputs = {"query": args.query, "evidence": evidence, "retry_context": None}
     budget = settings.models.max_tokens_for("executor")
     print(
@@ -66,9 +65,10 @@ def main() -> None:
         f"{len(invocations)} tool calls; executor budget {budget} tokens; {args.repeats} timed calls per mode\n"
     )
     print(f"{'mode':<12}{'seconds':>9}{'completion':>12}{'batched':>9}{'stepped':>9}  parsed")
+    lm = program.lm_for("executor")  # the program's own local LM: same bounds, budgets and prompt states
+    adapter = adapter_for(lm)  # the sketch prompt, read by every mode
     for mode in MODES:
-        lm = _lm(settings, mode, budget)
-        adapter = adapter_for(_lm(settings, "structured", budget))  # one prompt for all modes
+        lm.engine.structured = mode == "structured"
         rows = []
         for attempt in range(args.repeats + 1):
             with constrain(object_variants={"EvidenceBinding": citable(invocations)}):
@@ -78,19 +78,6 @@ def main() -> None:
         seconds = statistics.median(r[0] for r in rows)
         last = rows[-1]
         print(f"{mode:<12}{seconds:>9.1f}{last[1]:>12}{last[2]:>9}{last[3]:>9}  {last[4]}")
-
-
-def _lm(settings: Any, mode: str, budget: int) -> dspy.LM:
-    models = settings.models
-    return make_lm(
-        models.default,
-        max_tokens=budget,
-        temperature=0.0,
-        structured=mode == "structured",
-        field_limits=models.local_field_limits,
-        omit_fields=models.local_omit_fields,
-        **models.local_bounds,
-    )
 
 
 def _call(

@@ -178,27 +178,38 @@ def test_verifier_sees_no_raw_executor_text_once_structured_output_exists() -> N
     assert "PLANNER-THOUGHT-SENTINEL" not in prompt
 
 
-def test_the_verifier_prompt_leaves_out_only_empty_values() -> None:
-    from evigate.modules.verifier import verifier_prompt_payload
+def _logs_entry(**fields: Any) -> Any:
+    """A query_logs trace entry for order 123; `fields` override its values."""
     from evigate.signatures import ToolTraceEntry
 
-    entry = ToolTraceEntry(
-        trace_ref="trace-1",
-        tool_name="query_logs",
-        success=False,
-        input_summary="query_logs(order_id=123)",
-        output_summary="",
-        evidence_level="none",
-        source_invocation_ids=[4],
-        failure_count=1,
-    )
+    values = {
+        "trace_ref": "trace-1",
+        "tool_name": "query_logs",
+        "success": True,
+        "input_summary": "query_logs(order_id=123)",
+        "output_summary": "1 line: ERR_TIMEOUT after 5300ms",
+        "evidence_level": "direct",
+        "source_invocation_ids": [4],
+    }
+    return ToolTraceEntry(**{**values, **fields})
+
+
+def _prompt_payload(entries: list[Any], claims: list[dict[str, Any]]) -> tuple[VerifierInput, dict[str, Any]]:
+    """A Verifier input over `entries` and `claims`, and the payload its prompt shows (parsed back from JSON)."""
+    from evigate.modules.verifier import verifier_prompt_payload
+
     verifier_input = VerifierInput(
         original_query=QUERY,
-        executor_structured_output={"answer_version": "executor_evidence_v2", "claims": []},
+        executor_structured_output={"answer_version": "executor_evidence_v2", "claims": claims},
         executor_output_parse_status=ExecutorOutputParseStatus(status="valid"),
-        tool_trace_summary=[entry],
+        tool_trace_summary=entries,
     )
-    payload = json.loads(verifier_prompt_payload(verifier_input).model_dump_json())
+    return verifier_input, json.loads(verifier_prompt_payload(verifier_input).model_dump_json())
+
+
+def test_the_verifier_prompt_leaves_out_only_empty_values() -> None:
+    entry = _logs_entry(success=False, output_summary="", evidence_level="none", failure_count=1)
+    verifier_input, payload = _prompt_payload([entry], [])
     shown = payload["tool_trace_summary"][0]
     assert shown["success"] is False and shown["failure_count"] == 1 and shown["source_invocation_ids"] == [4]
     assert "output_summary" not in shown and "repeat_count" not in shown and "query_samples" not in shown
@@ -212,33 +223,12 @@ def test_the_verifier_prompt_leaves_out_only_empty_values() -> None:
 
 
 def test_the_verifier_prompt_leaves_out_repeats_and_defaults_but_not_facts() -> None:
-    from evigate.modules.verifier import verifier_prompt_payload
-    from evigate.signatures import ToolTraceEntry
-
-    once = ToolTraceEntry(
-        trace_ref="trace-1",
-        tool_name="query_logs",
-        success=True,
-        input_summary="query_logs(order_id=123)",
-        output_summary="1 line: ERR_TIMEOUT after 5300ms",
-        evidence_level="direct",
-        source_invocation_ids=[4],
-        query_samples=["query_logs(order_id=123)"],
-        call_count=1,
-    )
-    folded = once.model_copy(
-        update={"query_samples": ["query_logs(order_id=123)", "query_logs(order_id=124)"], "call_count": 2}
-    )
+    once = _logs_entry(query_samples=["query_logs(order_id=123)"], call_count=1)
+    folded = _logs_entry(query_samples=["query_logs(order_id=123)", "query_logs(order_id=124)"], call_count=2)
     binding = {"source_type": "tool_trace", "tool_name": "query_logs", "source_invocation_ids": [4]}
     other = {**binding, "source_type": "runbook"}
     claim = {"claim_id": "claim-1", "claim_text": "t", "evidence_bindings": [binding, other]}
-    verifier_input = VerifierInput(
-        original_query=QUERY,
-        executor_structured_output={"answer_version": "executor_evidence_v2", "claims": [claim]},
-        executor_output_parse_status=ExecutorOutputParseStatus(status="valid"),
-        tool_trace_summary=[once, folded],
-    )
-    payload = json.loads(verifier_prompt_payload(verifier_input).model_dump_json())
+    _, payload = _prompt_payload([once, folded], [claim])
     first, second = payload["tool_trace_summary"]
     assert "query_samples" not in first and "call_count" not in first  # one call: nothing to fold
     assert second["query_samples"] == folded.query_samples and second["call_count"] == 2
