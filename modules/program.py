@@ -301,17 +301,23 @@ def load_program(
     ``path`` defaults to the settings' ``program_dir``. Agents without a saved file keep their built-in prompts,
     so a directory holding only an optimized ``verifier.json`` is valid.
     """
+    from evigate.errors import ConfigError
+
     program = DiagnosisProgram.from_settings(settings_file, **kwargs)
     directory = Path(path) if path is not None else Path(program.settings.program_dir)
     if not directory.is_dir():
-        from evigate.errors import ConfigError
-
         raise ConfigError(f"no saved program at {directory}")
     for agent in AGENTS:
         state_file = directory / f"{agent}.json"
         module = getattr(program, agent)
         if state_file.is_file() and isinstance(module, dspy.Module):
-            module.load(str(state_file))
+            try:
+                module.load(str(state_file))
+            except (KeyError, ValueError, TypeError, AttributeError) as exc:  # DSPy reports a misfit state this way
+                raise ConfigError(
+                    f"{state_file} does not fit the {agent} agent being loaded ({type(exc).__name__}: {exc}); it was "
+                    f"saved from a different {agent} module: load it into that module, or remove the file"
+                ) from exc
     return program
 
 

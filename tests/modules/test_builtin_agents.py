@@ -320,6 +320,19 @@ def test_saved_program_reloads_compiled_state(world_db: Path, tmp_path: Path) ->
     ]
 
 
+def test_a_saved_state_of_another_module_is_a_clear_error(world_db: Path, tmp_path: Path) -> None:
+    """A program saved with a custom planner cannot load into the built-in one: ConfigError naming the file."""
+    import pytest
+
+    from evigate import load_program
+    from evigate.errors import ConfigError
+    from tests.modules.scripted import ScriptedPlanner
+
+    DiagnosisProgram.from_settings(database=world_db, planner=ScriptedPlanner()).save(tmp_path / "program")
+    with pytest.raises(ConfigError, match=r"planner\.json does not fit the planner agent"):
+        load_program(tmp_path / "program", database=world_db)
+
+
 def test_executor_react_mode_records_every_tool_call_including_bad_ones(world_db: Path) -> None:
     store = AuditStore(world_db)
     session_id = store.start_session(QUERY)
