@@ -38,7 +38,7 @@ MAX_MUST_GROUPS = 3
 def composer_case(case: VerifierCase) -> ComposerCase:
     """The Composer case a perfect Verifier would produce from this Verifier case."""
     from evigate.rules import Gatekeeper, build_composer_input, decide_verdict, parse_executor_output
-    from evigate.rules.entities import extract_entities
+    from evigate.rules.text.entities import extract_entities
     from evigate.signatures import ClaimCheck, VerifierOutput
 
     gatekeeper = Gatekeeper.default()

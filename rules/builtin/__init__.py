@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from evigate.rules.base import Rule
 from evigate.rules.builtin.entity_grounding import EntityGrounding
 from evigate.rules.builtin.evidence_utilization import EvidenceUtilization
 from evigate.rules.builtin.excerpt_similarity import ExcerptSimilarity
@@ -14,6 +13,7 @@ from evigate.rules.builtin.invocation_ref import InvocationRef
 from evigate.rules.builtin.misattribution import Misattribution
 from evigate.rules.builtin.question_echo import QuestionEcho
 from evigate.rules.builtin.schema_executor_v2 import SchemaExecutorV2
+from evigate.rules.gate.base import Rule
 
 BUILTIN_RULES: tuple[type[Rule], ...] = (
     SchemaExecutorV2, InvocationRef, FailedInvocation, ExcerptSimilarity, Misattribution, InputEcho,

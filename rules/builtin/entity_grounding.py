@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.entities import Entity, EntityKind
-from evigate.rules.evidence import cited_views, claim_entities, format_ids
-from evigate.rules.session import iter_bindings, iter_claims, text_of
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.evidence import cited_views, claim_entities, format_ids
+from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
+from evigate.rules.text.entities import Entity, EntityKind
 
 ALL_KINDS: list[EntityKind] = ["number", "time", "error_code", "identifier", "service"]
 

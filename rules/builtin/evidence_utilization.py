@@ -6,11 +6,11 @@ import re
 
 from pydantic import Field
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.entities import entity_occurs
-from evigate.rules.evidence import claim_entities
-from evigate.rules.session import iter_bindings, iter_claims, text_of
-from evigate.rules.text import compact, fold
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.evidence import claim_entities
+from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
+from evigate.rules.text.entities import entity_occurs
+from evigate.rules.text.normalize import compact, fold
 
 _LATIN_WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]{2,}")

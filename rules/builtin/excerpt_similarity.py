@@ -6,8 +6,8 @@ from typing import Self
 
 from pydantic import Field, model_validator
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.evidence import (
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.evidence import (
     ALL_SOURCES,
     DEFAULT_TRUNCATION_MARKERS,
     EvidenceSource,
@@ -17,7 +17,7 @@ from evigate.rules.evidence import (
     format_ids,
     is_verbatim,
 )
-from evigate.rules.session import InvocationView
+from evigate.rules.gate.session import InvocationView
 
 
 class ExcerptSimilarityParams(RuleParams):

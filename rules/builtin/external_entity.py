@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.builtin.entity_grounding import ALL_KINDS, checked
-from evigate.rules.entities import EntityKind
-from evigate.rules.evidence import cited_views, claim_entities
-from evigate.rules.session import iter_bindings, iter_claims, text_of
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.evidence import cited_views, claim_entities
+from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
+from evigate.rules.text.entities import EntityKind
 
 
 class ExternalEntityParams(RuleParams):

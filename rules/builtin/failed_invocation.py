@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.evidence import cited_views, format_ids
-from evigate.rules.session import iter_bindings, iter_claims
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.evidence import cited_views, format_ids
+from evigate.rules.gate.session import iter_bindings, iter_claims
 
 
 class FailedInvocation(Rule):

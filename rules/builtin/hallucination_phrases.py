@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.text import fold
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.text.normalize import fold
 
 DEFAULT_BLACKLIST = [
     "通常情况下", "根据经验", "一般来说", "可能是", "推测", "我认为", "理论上",

@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import Field
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.evidence import cited_views, format_ids
-from evigate.rules.session import InvocationView, iter_bindings, iter_claims, text_of
-from evigate.rules.text import compact, fold, weight
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.evidence import cited_views, format_ids
+from evigate.rules.gate.session import InvocationView, iter_bindings, iter_claims, text_of
+from evigate.rules.text.normalize import compact, fold, weight
 
 _QUOTES = " \t'\"“”‘’`「」"
 DEFAULT_FORMAT_WORDS = [

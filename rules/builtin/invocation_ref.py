@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.session import as_invocation_id, iter_bindings, iter_claims, text_of
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.session import as_invocation_id, iter_bindings, iter_claims, text_of
 
 
 class InvocationRefParams(RuleParams):

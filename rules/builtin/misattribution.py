@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.entities import extract_entities
-from evigate.rules.evidence import (
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.evidence import (
     ALL_SOURCES,
     DEFAULT_TRUNCATION_MARKERS,
     EvidenceSource,
@@ -15,8 +14,9 @@ from evigate.rules.evidence import (
     excerpt_score,
     format_ids,
 )
-from evigate.rules.session import InvocationView
-from evigate.rules.text import compact, fold
+from evigate.rules.gate.session import InvocationView
+from evigate.rules.text.entities import extract_entities
+from evigate.rules.text.normalize import compact, fold
 
 MAX_CANDIDATES = 2
 MAX_PROBE_TOKENS = 4

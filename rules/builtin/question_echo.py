@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.language import INTERROGATIVES, QUESTION_MARKS, is_question, question_words
-from evigate.rules.session import iter_claims, text_of
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.session import iter_claims, text_of
+from evigate.rules.text.phrases import INTERROGATIVES, QUESTION_MARKS, is_question, question_words
 
 
 class QuestionEchoParams(RuleParams):

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from evigate.rules.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.signatures import ANSWER_VERSION, DEPRECATED_EXECUTOR_FIELDS, Claim, Hypothesis, RecommendedAction
 
 OPTIONAL_ARRAYS: tuple[str, ...] = ("hypotheses", "recommended_actions", "missing_info")

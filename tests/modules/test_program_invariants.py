@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evigate.modules.program import DiagnosisProgram
-from evigate.rules.language import is_hedged, sentences
-from evigate.rules.text import compact, fold
+from evigate.rules.text.normalize import compact, fold
+from evigate.rules.text.phrases import is_hedged, sentences
 from evigate.signatures import ComposerInput, ComposerOutput
 from evigate.signatures.verifier import ClaimVerification
 from evigate.store import AuditStore

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evigate.rules import check_claim_echo
-from evigate.rules.verdict import VerdictDecision
+from evigate.rules.verdict.matrix import VerdictDecision
 
 NORMALIZED = {"claims": [
     {"claim_id": "c1", "claim_type": "symptom", "claim_text": "pay-gateway 超时 5300ms"},

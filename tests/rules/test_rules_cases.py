@@ -12,7 +12,7 @@ import pytest
 from rules_casekit import WORLD, RuleCase, executor_output, rule_cases
 
 from evigate.rules import Gatekeeper, decide_verdict, parse_executor_output
-from evigate.rules.session import claim_key, iter_claims
+from evigate.rules.gate.session import claim_key, iter_claims
 
 CASES = rule_cases()
 

@@ -10,7 +10,7 @@ import yaml
 from evigate.errors import RuleConfigError
 from evigate.rules import Gatekeeper
 from evigate.rules.builtin import RULE_CLASSES
-from evigate.rules.docs import render_rules_markdown
+from evigate.rules.gate.docs import render_rules_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_DIR = ROOT / "rules"
@@ -186,7 +186,7 @@ def test_disabled_rules_do_not_run() -> None:
 
 
 def test_docs_are_generated_from_the_index() -> None:
-    """docs/rules.md is in sync; regenerate with `python -m evigate.rules.docs > docs/rules.md`."""
+    """docs/rules.md is in sync; regenerate with `python -m evigate.rules.gate.docs > docs/rules.md`."""
     assert (ROOT / "docs" / "rules.md").read_text("utf-8") == render_rules_markdown()
 
 

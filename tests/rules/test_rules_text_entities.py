@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evigate.rules.entities import entity_occurs, extract_entities
-from evigate.rules.text import excerpt_similarity, fold, restates
+from evigate.rules.text.entities import entity_occurs, extract_entities
+from evigate.rules.text.normalize import excerpt_similarity, fold, restates
 
 LOG = fold(
     "2024-05-01 10:05:16.517 ERROR [payment-service] ERR_TIMEOUT request timeout after 5300ms calling pay-gateway\n"

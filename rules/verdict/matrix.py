@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from evigate.rules.entities import extract_entities
-from evigate.rules.gatekeeper import claim_ids_of_targets
-from evigate.rules.parsing import ParsedOutput
-from evigate.rules.session import claim_key, iter_claims, text_of
+from evigate.rules.gate.gatekeeper import claim_ids_of_targets
+from evigate.rules.gate.parsing import ParsedOutput
+from evigate.rules.gate.session import claim_key, iter_claims, text_of
+from evigate.rules.text.entities import extract_entities
 from evigate.signatures import (
     CRITICAL_CLAIM_TYPES,
     FACT_VERIFICATION_OF,

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from evigate.rules.session import SessionIndex
+from evigate.rules.gate.session import SessionIndex
 from evigate.signatures import VerdictImpact
 
 FindingLevel = Literal["fail", "warn"]

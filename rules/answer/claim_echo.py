@@ -14,10 +14,10 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from evigate.rules.language import is_hedged, sentences
-from evigate.rules.session import claim_key, iter_claims, text_of
-from evigate.rules.text import compact, fold
-from evigate.rules.verdict import ALLOWED_VERIFICATIONS, VerdictDecision
+from evigate.rules.gate.session import claim_key, iter_claims, text_of
+from evigate.rules.text.normalize import compact, fold
+from evigate.rules.text.phrases import is_hedged, sentences
+from evigate.rules.verdict.matrix import ALLOWED_VERIFICATIONS, VerdictDecision
 
 MIN_ECHO_CHARS = 6
 """Shorter claim texts (after dropping spaces and punctuation) are too generic to attribute."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evigate.rules.session import claim_key, iter_claims, text_of
-from evigate.rules.verdict import VerdictDecision
+from evigate.rules.gate.session import claim_key, iter_claims, text_of
+from evigate.rules.verdict.matrix import VerdictDecision
 from evigate.signatures import RetryContext
 
 GAP_NO_EVIDENCE = "“{text}”缺少直接证据"

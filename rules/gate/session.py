@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
-from evigate.rules.entities import Entity, entity_occurs
+from evigate.rules.text.entities import Entity, entity_occurs
 from evigate.signatures import ToolInvocation, ToolTraceEntry
 
 MAX_FLATTEN_CHARS = 200_000

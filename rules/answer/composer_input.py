@@ -11,10 +11,10 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from evigate.rules.language import EVIDENCE_ACTION, is_question
-from evigate.rules.session import claim_key, iter_claims, text_of
-from evigate.rules.text import fold, restates
-from evigate.rules.verdict import ALLOWED_VERIFICATIONS, VerdictDecision
+from evigate.rules.gate.session import claim_key, iter_claims, text_of
+from evigate.rules.text.normalize import fold, restates
+from evigate.rules.text.phrases import EVIDENCE_ACTION, is_question
+from evigate.rules.verdict.matrix import ALLOWED_VERIFICATIONS, VerdictDecision
 from evigate.signatures import (
     AllowedClaim,
     AllowedHypothesis,

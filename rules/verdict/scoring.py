@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evigate.rules.session import binding_ids, iter_bindings, iter_claims
+from evigate.rules.gate.session import binding_ids, iter_bindings, iter_claims
 from evigate.signatures import GatekeeperResult, RuleEvaluation, RuleFactor, ToolInvocation
 
 WEIGHTS = {

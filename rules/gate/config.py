@@ -15,8 +15,8 @@ import yaml
 from pydantic import ValidationError
 
 from evigate.errors import RuleConfigError
-from evigate.rules.base import Rule, RuleParams, RuleSpec
 from evigate.rules.builtin import RULE_CLASSES
+from evigate.rules.gate.base import Rule, RuleParams, RuleSpec
 
 INDEX_KEYS = frozenset({"id", "name", "description", "enabled"})
 METADATA_KEYS = frozenset({"id", "severity", "verdictImpact", "params"})

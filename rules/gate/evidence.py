@@ -7,10 +7,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evigate.rules.base import RuleContext
-from evigate.rules.entities import Entity, extract_entities
-from evigate.rules.session import InvocationView, binding_ids, iter_bindings, iter_claims, text_of
-from evigate.rules.text import excerpt_similarity
+from evigate.rules.gate.base import RuleContext
+from evigate.rules.gate.session import InvocationView, binding_ids, iter_bindings, iter_claims, text_of
+from evigate.rules.text.entities import Entity, extract_entities
+from evigate.rules.text.normalize import excerpt_similarity
 
 EvidenceSource = Literal["output_preview", "retrieval_details", "tool_trace_summary"]
 ALL_SOURCES: tuple[EvidenceSource, ...] = ("output_preview", "retrieval_details", "tool_trace_summary")

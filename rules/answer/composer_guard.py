@@ -17,8 +17,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evigate.rules.entities import entity_occurs, extract_entities
-from evigate.rules.language import (
+from evigate.rules.text.entities import entity_occurs, extract_entities
+from evigate.rules.text.normalize import content_weight, excerpt_similarity, fold
+from evigate.rules.text.phrases import (
     GAP_OR_NEXT_STEP,
     is_hedged,
     is_suggestion,
@@ -26,7 +27,6 @@ from evigate.rules.language import (
     states_root_cause,
     strip_hedges,
 )
-from evigate.rules.text import content_weight, excerpt_similarity, fold
 from evigate.signatures import ComposerInput, ComposerOutput
 
 _MARKDOWN = (

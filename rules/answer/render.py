@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from evigate.rules.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
-from evigate.rules.text import restates
+from evigate.rules.answer.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
+from evigate.rules.text.normalize import restates
 from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
 
 Locale = Literal["zh", "en"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 
-from evigate.rules.text import fold
+from evigate.rules.text.normalize import fold
 
 SENTENCE_SPLIT = re.compile(r"[。！？!?\n]+|(?<=[.;])\s+|；")
 

@@ -1,0 +1,2 @@
+"""Text and entities: normalisation and similarity (``normalize``), entity extraction (``entities``) and the zh/en
+phrase lists (``phrases``) that the rules, the composer input and the guard share."""
