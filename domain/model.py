@@ -14,24 +14,25 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, model_validator
 
 from evigate.domain.skills import KNOWN_PLACEHOLDERS as _GENERIC_PLACEHOLDERS
 from evigate.domain.skills import Skill
 from evigate.domain.vocabulary import EntityExtractor, Vocabulary
 from evigate.tools.base import ToolRegistry
 from evigate.tools.clock import GetCurrentDatetime
-from evigate.tools.connectors import CONNECTORS, SourceConfig, ToolConfig
+from evigate.tools.connectors import (
+    SourceCheck,
+    SourceConfig,
+    ToolConfig,
+    build_tools,
+    check_sources,
+    parse_sources,
+    parse_tools,
+)
 from evigate.tools.knowledge import LookupKnowledge
 from evigate.tools.retrieval import KnowledgeBase
 from evigate.tools.source import CursorProvider, DataSource
-
-
-def _kind_of(raw: Any) -> str:
-    kind = raw.get("kind") if isinstance(raw, dict) else getattr(raw, "kind", None)
-    if kind not in CONNECTORS:
-        raise ValueError(f"kind must be one of {sorted(CONNECTORS)}, got {kind!r}")
-    return str(kind)
 
 
 class Domain(BaseModel):
@@ -57,43 +58,27 @@ class Domain(BaseModel):
     base_dir: Path | None = Field(default=None, exclude=True, description="the domain directory (set by the loader)")
     _extra_tools: list[Any] = PrivateAttr(default_factory=list)
 
-    @field_validator("sources", mode="before")
-    @classmethod
-    def _sources(cls, value: Any) -> Any:
-        if not isinstance(value, dict):
-            return value
-        out = {}
-        for name, raw in value.items():
-            if isinstance(raw, SourceConfig):
-                out[name] = raw
-            else:
-                out[name] = CONNECTORS[_kind_of(raw)].Source.model_validate(raw)
-        return out
-
     @model_validator(mode="before")
     @classmethod
-    def _tools(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
+    def _connector_models(cls, data: Any) -> Any:
+        """Each source and tool block validated by the model of its connector (ConfigError naming the key)."""
+        if not isinstance(data, dict):
             return data
-        sources = data.get("sources") or {}
-        tools = []
-        for index, raw in enumerate(data["tools"]):
-            if isinstance(raw, ToolConfig):
-                tools.append(raw)
-                continue
-            source = sources.get(raw.get("source")) if isinstance(raw, dict) else None
-            if source is None:
-                raise ValueError(f"tools[{index}].source: no source named {raw.get('source')!r} in sources"
-                                 if isinstance(raw, dict) else f"tools[{index}]: must be a mapping")
-            tools.append(CONNECTORS[_kind_of(source)].ToolSpec.model_validate(raw))
-        return {**data, "tools": tools}
+        raw_sources = data.get("sources") or {}
+        sources = raw_sources
+        if not all(isinstance(v, SourceConfig) for v in getattr(raw_sources, "values", lambda: [])()):
+            sources = parse_sources(raw_sources)
+        raw_tools = data.get("tools") or []
+        tools = raw_tools
+        if not all(isinstance(t, ToolConfig) for t in raw_tools):
+            tools = parse_tools(raw_tools, sources)
+        return {**data, "sources": sources, "tools": tools}
 
     @model_validator(mode="after")
     def _unique_tools(self) -> Domain:
-        names = [tool.name for tool in self.tools]
-        duplicated = sorted({name for name in names if names.count(name) > 1})
-        if duplicated:
-            raise ValueError(f"tools: duplicate tool names {duplicated}")
+        for tool in self.tools:
+            if tool.source not in self.sources:
+                raise ValueError(f"tools.{tool.name}.source: no source named {tool.source!r}")
         for skill in self.skills:
             unknown = skill.placeholders() - _GENERIC_PLACEHOLDERS - self.vocabulary.placeholders()
             if unknown:
@@ -130,14 +115,15 @@ class Domain(BaseModel):
         if self.knowledge_dirs():
             registry.register(LookupKnowledge())
         registry.register(GetCurrentDatetime())
-        base = self.base_dir or Path.cwd()
-        for source_name, source in self.sources.items():
-            specs = [tool for tool in self.tools if tool.source == source_name]
-            for tool in CONNECTORS[source.kind].build_tools(source_name, source, specs, base_dir=base):
-                registry.register(tool)
+        for tool in build_tools(self.sources, self.tools, base_dir=self.base_dir or Path.cwd()):
+            registry.register(tool)
         for tool in self._extra_tools:
             registry.register(tool)
         return registry
+
+    def check_sources(self) -> list[SourceCheck]:
+        """Connect to every source once (see `evigate domain check`)."""
+        return check_sources(self.sources, base_dir=self.base_dir or Path.cwd())
 
     def with_tools(self, *tools: Any) -> Domain:
         """A copy that also registers these Python `Tool`s (instances or classes)."""

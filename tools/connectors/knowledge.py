@@ -1,57 +1,116 @@
-"""`kind: knowledge`: a folder of Markdown runbooks, searched by error code, then keyword, then BM25."""
+"""Knowledge connector: a domain's Markdown folder, searched by the built-in retrieval layers.
+
+Exact error code → keyword → BM25 (evigate.tools.retrieval). The index is rebuilt when any file under the
+folder is added, removed or changed (a signature of relative path, size and mtime of every `*.md`).
+"""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import Field
+
+from evigate.errors import ConfigError, ToolError
 from evigate.tools.base import Tool, ToolOutput
-from evigate.tools.connectors.base import SourceCheck, SourceConfig, ToolConfig
+from evigate.tools.connectors.base import (
+    ConnectorTool,
+    SourceCheck,
+    SourceConfig,
+    ToolConfig,
+    refuse_params,
+    resolve_path,
+)
 from evigate.tools.knowledge import LookupKnowledge, LookupKnowledgeArgs
-from evigate.tools.retrieval import load_knowledge_base
-from evigate.tools.source import DataSource
+from evigate.tools.retrieval import KnowledgeBase
+
+Signature = tuple[tuple[str, int, int], ...]
 
 
 class KnowledgeSource(SourceConfig):
-    kind: Literal["knowledge"] = "knowledge"
-    path: str = "knowledge"
-    """Folder of `*.md` (searched recursively), relative to the domain directory."""
+    kind: Literal["knowledge"]
+    path: str = Field(default="knowledge", description="folder of *.md documents, relative to the domain directory")
 
 
-class KnowledgeTool(ToolConfig):
-    """A lookup over the source's documents; no extra fields."""
+class KnowledgeToolSpec(ToolConfig):
+    pass
 
 
-class FolderLookup(LookupKnowledge):
-    """`lookup_knowledge` over one folder instead of the data source's knowledge base."""
+def signature(folder: Path) -> Signature:
+    """(relative path, size, mtime_ns) of every markdown file: changes whenever a document does."""
+    entries = []
+    for path in sorted(folder.rglob("*.md")):
+        stat = path.stat()
+        entries.append((path.relative_to(folder).as_posix(), stat.st_size, stat.st_mtime_ns))
+    return tuple(entries)
 
-    def __init__(self, name: str, description: str, folder: Path, is_evidence: bool = True) -> None:
-        self.name, self.description, self.is_evidence = name, description, is_evidence  # type: ignore[misc]
+
+class LiveKnowledgeBase:
+    """A KnowledgeBase over a folder that re-reads the folder when its signature changes."""
+
+    def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._lock = threading.Lock()
+        self._signature: Signature | None = None
+        self._base: KnowledgeBase | None = None
+        self.builds = 0
 
-    def run(self, args: LookupKnowledgeArgs, world: DataSource) -> ToolOutput:
-        return self.answer(args, load_knowledge_base(self.folder))
+    def current(self) -> KnowledgeBase:
+        if not self.folder.is_dir():
+            raise ToolError(f"knowledge folder {self.folder} does not exist")
+        with self._lock:
+            now = signature(self.folder)
+            if self._base is None or now != self._signature:
+                self._base = KnowledgeBase.from_directory(self.folder)
+                self._signature = now
+                self.builds += 1
+            return self._base
+
+
+class _KnowledgeView:
+    """What LookupKnowledge.run reads from its `world`: only `.knowledge`."""
+
+    def __init__(self, base: KnowledgeBase) -> None:
+        self.knowledge = base
+
+
+class KnowledgeTool(ConnectorTool):
+    def __init__(self, config: KnowledgeToolSpec, live: LiveKnowledgeBase) -> None:
+        super().__init__(config, LookupKnowledgeArgs)
+        self.live = live
+
+    def query(self, args: LookupKnowledgeArgs) -> ToolOutput:
+        output = LookupKnowledge().run(args, _KnowledgeView(self.live.current()))  # type: ignore[arg-type]
+        return ToolOutput(text=output.text.replace("lookup_knowledge", self.name, 1),
+                          retrieval_details=output.retrieval_details)
 
 
 class KnowledgeConnector:
     kind = "knowledge"
     Source = KnowledgeSource
-    ToolSpec = KnowledgeTool
-
-    def folder(self, source: KnowledgeSource, base_dir: Path) -> Path:
-        return (base_dir / source.path).resolve()
+    ToolSpec = KnowledgeToolSpec
 
     def build_tools(self, source_name: str, source: Any, tools: list[Any], *, base_dir: Path) -> list[Tool]:
-        return [FolderLookup(t.name, t.description, self.folder(source, base_dir), t.is_evidence) for t in tools]
+        folder = resolve_path(base_dir, source.path)
+        if not folder.is_dir():
+            raise ConfigError(f"sources.{source_name}.path: knowledge folder {folder} does not exist")
+        live = LiveKnowledgeBase(folder)
+        built = []
+        for tool in tools:
+            refuse_params(tool, self.kind)
+            built.append(KnowledgeTool(tool, live))
+        return built
 
     def check(self, source_name: str, source: Any, *, base_dir: Path) -> SourceCheck:
-        folder = self.folder(source, base_dir)
         started = time.perf_counter()
+        folder = resolve_path(base_dir, source.path)
         if not folder.is_dir():
             return SourceCheck(source=source_name, kind=self.kind, reachable=False,
-                               detail=f"folder not found: {folder}")
-        documents = len(load_knowledge_base(folder).documents)
-        return SourceCheck(source=source_name, kind=self.kind, reachable=True, seen=documents,
-                           latency_ms=round((time.perf_counter() - started) * 1000, 1),
-                           detail=f"{documents} documents under {folder}")
+                               detail=f"knowledge folder {folder} does not exist")
+        base = KnowledgeBase.from_directory(folder)
+        return SourceCheck(source=source_name, kind=self.kind, reachable=bool(base.documents),
+                           seen=len(base.documents), latency_ms=(time.perf_counter() - started) * 1000,
+                           detail=f"{len(base.documents)} documents, {len(base.sections)} sections"
+                           if base.documents else f"no *.md documents under {folder}")

@@ -1,137 +1,274 @@
-"""`kind: logfiles`: JSON-lines log files (one file or a glob), read through DuckDB with a field map."""
+"""Log-file connector: JSON lines, logfmt or plain text, from one file or a glob, read through DuckDB.
+
+A field map says which field of a record is the timestamp, service, level, message, trace id and business id
+(an order, payment or tenant id: whatever the domain's incidents are about). Plain-text lines are split by a
+regular expression with named groups called like the field map's keys.
+"""
 
 from __future__ import annotations
 
+import glob
+import re
 import time
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import Field, field_validator, model_validator
 
-from evigate.tools.base import Tool, ToolOutput
-from evigate.tools.connectors.base import SourceCheck, SourceConfig, ToolConfig
+from evigate.errors import ConfigError, ToolError
+from evigate.tools.base import Tool, ToolArgs, ToolOutput
+from evigate.tools.connectors.base import (
+    ConnectorTool,
+    SourceCheck,
+    SourceConfig,
+    ToolConfig,
+    _Strict,
+    refuse_params,
+    resolve_path,
+)
+from evigate.tools.connectors.duckrun import run_duckdb
+from evigate.tools.connectors.timeutil import TIME_HELP, iso, parse_time
 from evigate.tools.formatting import one_line
-from evigate.tools.source import DataSource
-from evigate.tools.timeparse import format_second
-from evigate.tools.windows import WindowArgs
 
-LEVELS = ("DEBUG", "INFO", "WARN", "ERROR")
+FIELDS = ("timestamp", "service", "level", "message", "trace_id", "business_id")
+DEFAULT_TEXT_PATTERN = (
+    r"^(?P<timestamp>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s+"
+    r"(?P<level>[A-Za-z]+)\s+(?P<service>[\w.-]+)\s+(?P<message>.*)$"
+)
+MAX_LIMIT = 200
+LINE_CHARS = 400
 
 
-class FieldMap(BaseModel):
-    """Which JSON field holds what; `ids` maps a business identifier (order_id, ticket_id …) to its field."""
+class FieldMap(_Strict):
+    """Names of the record fields (JSON keys, logfmt keys or regex group names) for each role."""
 
-    model_config = ConfigDict(extra="forbid")
-    ts: str = "ts"
-    level: str = "level"
-    service: str = "service"
+    timestamp: str = "timestamp"
+    service: str | None = "service"
+    level: str | None = "level"
     message: str = "message"
     trace_id: str | None = "trace_id"
-    ids: dict[str, str] = Field(default_factory=dict)
+    business_id: str | None = None
 
 
 class LogFilesSource(SourceConfig):
-    kind: Literal["logfiles"] = "logfiles"
+    kind: Literal["logfiles"]
     path: str = Field(description="a file or a glob (e.g. logs/*.jsonl), relative to the domain directory")
-    format: Literal["jsonl"] = "jsonl"
+    format: Literal["jsonl", "logfmt", "text"] = "jsonl"
     fields: FieldMap = Field(default_factory=FieldMap)
+    text_pattern: str = Field(default=DEFAULT_TEXT_PATTERN,
+                              description="for format: text, a regex whose named groups are field-map names")
+    max_rows_scanned: int = Field(default=2_000_000, ge=1, description="lines read per call at most")
+
+    @model_validator(mode="after")
+    def _pattern(self) -> LogFilesSource:
+        if self.format == "text":
+            try:
+                groups = re.compile(self.text_pattern).groupindex
+            except re.error as exc:
+                raise ValueError(f"text_pattern is not a regular expression: {exc}") from None
+            needed = {self.fields.timestamp, self.fields.message}
+            if not needed <= set(groups):
+                raise ValueError(f"text_pattern needs named groups {sorted(needed)}; it has {sorted(groups)}")
+        return self
 
 
-class LogFilesTool(ToolConfig):
-    limit: int = Field(default=50, ge=1, le=200, description="most lines returned per call")
+class LogFilesToolSpec(ToolConfig):
+    pass
 
 
-def _quote(text: str) -> str:
+class LogQueryArgs(ToolArgs):
+    start: str | None = Field(default=None, max_length=64, description=f"window start; {TIME_HELP}")
+    end: str | None = Field(default=None, max_length=64, description="window end (same formats)")
+    service: str | None = Field(default=None, max_length=128, description="service name, exact")
+    level: str | None = Field(default=None, max_length=16, description="log level, e.g. ERROR (case-insensitive)")
+    keyword: str | None = Field(default=None, max_length=200, description="case-insensitive substring of the message")
+    trace_id: str | None = Field(default=None, max_length=128, description="trace id, exact")
+    business_id: str | None = Field(default=None, max_length=128, description="business id (order, payment...)")
+    limit: int = Field(default=50, ge=1, le=MAX_LIMIT, description="maximum lines returned")
+
+    @field_validator("start", "end")
+    @classmethod
+    def _time(cls, value: str | None) -> str | None:
+        if value:
+            parse_time(value)
+        return value or None
+
+
+def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _relation(source: LogFilesSource, base_dir: Path) -> str:
-    path = source.path if Path(source.path).is_absolute() else str(base_dir / source.path)
-    return f"read_json_auto({_quote(path)}, format='newline_delimited')"
+class LogReader:
+    """SQL over the files of one source: a relation with the six role columns (VARCHAR, ts as TIMESTAMPTZ)."""
+
+    def __init__(self, source: LogFilesSource, base_dir: Path) -> None:
+        self.source = source
+        self.pattern = str(resolve_path(base_dir, source.path))
+
+    def files(self) -> list[str]:
+        return sorted(glob.glob(self.pattern, recursive=True))
+
+    def relation_sql(self, files: list[str]) -> str:
+        """A SELECT producing columns ts, service, level, message, trace_id, business_id, line."""
+        file_list = "[" + ", ".join(_sql_string(name) for name in files) + "]"
+        roles = self.source.fields
+        if self.source.format == "jsonl":
+            def column(key: str | None) -> str:
+                if key is None:
+                    return "NULL"
+                return f"CAST(json_extract_string(j, {_sql_string('$.' + _json_key(key))}) AS VARCHAR)"
+            raw = (f"SELECT CAST(json AS JSON) AS j, CAST(json AS VARCHAR) AS line FROM read_json_objects("
+                   f"{file_list}, format='newline_delimited', ignore_errors=true) WHERE json IS NOT NULL")
+        else:
+            lines = (f"SELECT unnest(string_split(content, chr(10))) AS line FROM read_text({file_list})")
+            raw = f"SELECT NULL AS j, rtrim(line, chr(13)) AS line FROM ({lines}) WHERE trim(line) <> ''"
+            if self.source.format == "logfmt":
+                def column(key: str | None) -> str:
+                    if key is None:
+                        return "NULL"
+                    regex = r"(?:^|\s)" + re.escape(key) + r'=("(?:[^"\\]|\\.)*"|\S*)'
+                    value = f"regexp_extract(line, {_sql_string(regex)}, 1)"
+                    return f"nullif(trim({value}, '\"'), '')"
+            else:
+                groups = re.compile(self.source.text_pattern).groupindex
+
+                def column(key: str | None) -> str:
+                    if key is None or key not in groups:
+                        return "NULL"
+                    return f"nullif(regexp_extract(line, {_sql_string(self.source.text_pattern)}, {groups[key]}), '')"
+        return (
+            f"SELECT try_cast({column(roles.timestamp)} AS TIMESTAMPTZ) AS ts, {column(roles.service)} AS service, "
+            f"{column(roles.level)} AS level, {column(roles.message)} AS message, "
+            f"{column(roles.trace_id)} AS trace_id, {column(roles.business_id)} AS business_id, line "
+            f"FROM ({raw} LIMIT {self.source.max_rows_scanned})"
+        )
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        connection = duckdb.connect(":memory:")
+        connection.execute("SET TimeZone = 'UTC'")
+        return connection
 
 
-def _column(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+def _rows(connection: duckdb.DuckDBPyConnection, sql: str, params: list[Any], timeout_s: float
+          ) -> list[tuple[Any, ...]]:
+    return run_duckdb(connection, sql, params, timeout_s)[1]
 
 
-class LogSearch(Tool):
-    """Log lines of the source matching every given filter, oldest first."""
+def _json_key(key: str) -> str:
+    """A JSON path segment for key (dotted keys address nested objects: `http.status`)."""
+    return ".".join(part if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part) else '"' + part.replace('"', "") + '"'
+                    for part in key.split("."))
 
-    def __init__(self, spec: LogFilesTool, source: LogFilesSource, base_dir: Path) -> None:
-        self.name, self.description, self.is_evidence = spec.name, spec.description, spec.is_evidence  # type: ignore
-        self.source, self.base_dir, self.limit = source, base_dir, spec.limit
-        fields: dict[str, Any] = {
-            "service": (str | None, Field(default=None, max_length=64, description="service id")),
-            "level": (Literal["DEBUG", "INFO", "WARN", "ERROR"] | None, Field(default=None, description="min level")),
-            "keyword": (str | None, Field(default=None, max_length=200, description="substring of the message")),
-        }
-        if source.fields.trace_id:
-            fields["trace_id"] = (str | None, Field(default=None, max_length=64, description="trace id"))
-        for ident in source.fields.ids:
-            fields[ident] = (str | None, Field(default=None, max_length=64, description=f"{ident} of the record"))
-        self.Args = create_model(f"{spec.name}_args", __base__=WindowArgs, **fields)  # type: ignore[misc]
 
-    def run(self, args: Any, world: DataSource) -> ToolOutput:
-        f = self.source.fields
-        start, end = args.bounds(world)
-        conditions, params = [], []
-        columns = {"service": f.service, "trace_id": f.trace_id, **f.ids}
-        for arg, column in columns.items():
-            value = getattr(args, arg, None)
-            if column and value is not None:
-                conditions.append(f"lower(CAST({_column(column)} AS VARCHAR)) = lower(?)")
-                params.append(str(value))
-        if args.level is not None:
-            wanted = LEVELS[LEVELS.index(args.level):]
-            conditions.append(f"upper({_column(f.level)}) IN ({', '.join('?' for _ in wanted)})")
-            params.extend(wanted)
+class LogFilesTool(ConnectorTool):
+    def __init__(self, config: LogFilesToolSpec, reader: LogReader, timeout_s: float) -> None:
+        super().__init__(config, LogQueryArgs)
+        self.reader = reader
+        self.timeout_s = timeout_s
+
+    def query(self, args: LogQueryArgs) -> ToolOutput:
+        files = self.reader.files()
+        if not files:
+            raise ToolError(f"{self.name}: no log files match {self.reader.source.path}")
+        where, params, echo = [], [], []
+        for role in ("service", "trace_id", "business_id"):
+            value = getattr(args, role)
+            if value:
+                where.append(f"{role} = ?")
+                params.append(value)
+                echo.append(f"{role}={value}")
+        if args.level:
+            where.append("upper(level) = ?")
+            params.append(args.level.upper())
+            echo.append(f"level={args.level.upper()}")
         if args.keyword:
-            conditions.append(f"strpos(lower({_column(f.message)}), lower(?)) > 0")
-            params.append(args.keyword)
-        ts = f"TRY_CAST({_column(f.ts)} AS TIMESTAMP)"
-        for bound, op in ((start, ">="), (end, "<=")):
-            if bound is not None:
-                conditions.append(f"{ts} {op} ?")
-                params.append(bound)
-        where = (" WHERE " + " AND ".join(conditions)) if conditions else ""
-        extra = [c for c in (f.trace_id, *f.ids.values()) if c]
-        select = ", ".join([ts, _column(f.level), _column(f.service), *map(_column, extra), _column(f.message)])
-        relation = _relation(self.source, self.base_dir)
-        with duckdb.connect() as connection:
-            total = connection.execute(f"SELECT count(*) FROM {relation}{where}", params).fetchone()[0]  # type: ignore
-            rows = connection.execute(f"SELECT {select} FROM {relation}{where} ORDER BY 1 LIMIT ?",
-                                      [*params, self.limit]).fetchall()
-        shown = {k: v for k, v in args.model_dump(exclude={"time_window"}).items() if v is not None}
-        described = " ".join(f"{k}={format_second(v) if isinstance(v, datetime) else v}" for k, v in shown.items())
-        described = described or "(no filter)"
-        if not total:
-            return ToolOutput(text=f"{self.name} {described}: no rows (0 matching log lines)",
-                              retrieval_details={"matched": 0, "returned": 0})
-        names = ["trace" if c == f.trace_id else next(k for k, v in f.ids.items() if v == c) for c in extra]
-        lines = [f"{self.name} {described}: {total} matching lines, showing {len(rows)} oldest first"]
-        for row in rows:
-            stamp = format_second(row[0]) if isinstance(row[0], datetime) else str(row[0])
-            tags = [f"{name}={value}" for name, value in zip(names, row[3:-1], strict=True) if value not in (None, "")]
-            lines.append(" ".join([stamp, str(row[1]), str(row[2]), *tags, one_line(str(row[-1]))]))
-        return ToolOutput(text="\n".join(lines), retrieval_details={"matched": total, "returned": len(rows)})
+            where.append("contains(lower(coalesce(message, line)), ?)")
+            params.append(args.keyword.lower())
+            echo.append(f"keyword={args.keyword!r}")
+        for bound, op in (("start", ">="), ("end", "<=")):
+            value = getattr(args, bound)
+            if value:
+                moment = parse_time(value)
+                where.append(f"ts {op} ?")
+                params.append(moment)
+                echo.append(f"{bound}={iso(moment)}")
+        condition = " AND ".join(where) or "TRUE"
+        sql = f"SELECT * FROM ({self.reader.relation_sql(files)}) WHERE {condition}"
+        started = time.monotonic()
+        connection = self.reader.connect()
+        try:
+            rows = _rows(connection, f"{sql} ORDER BY ts NULLS LAST LIMIT {args.limit + 1}",
+                                     params, self.timeout_s)
+            counts = _rows(connection, f"SELECT upper(level), count(*) FROM ({sql}) GROUP BY 1",
+                                       params, max(0.1, self.timeout_s - (time.monotonic() - started)))
+        finally:
+            connection.close()
+        level_counts = {str(level) if level is not None else "-": count for level, count in counts}
+        total = sum(level_counts.values())
+        shown = rows[: args.limit]
+        filters = ", ".join(echo) or "no filters"
+        details: dict[str, Any] = {"files": len(files), "matched": total, "returned": len(shown),
+                                   "level_counts": level_counts, "filters": filters}
+        if not shown:
+            return ToolOutput(text=f"{self.name} ({filters}): no rows", retrieval_details=details)
+        header = f"{self.name} ({filters}): {total} matching lines"
+        if total > len(shown):
+            header += f", first {len(shown)} shown"
+        if level_counts:
+            header += " — levels " + ", ".join(f"{level}={count}" for level, count in sorted(level_counts.items()))
+        lines = [header]
+        for ts, service, level, message, trace_id, business_id, line in shown:
+            parts = [iso(ts) if isinstance(ts, datetime) else "?", level or "-", service or "-"]
+            if trace_id:
+                parts.append(f"trace={trace_id}")
+            if business_id:
+                parts.append(f"id={business_id}")
+            parts.append(one_line(message if message is not None else line, LINE_CHARS))
+            lines.append(" ".join(parts))
+        return ToolOutput(text="\n".join(lines), retrieval_details=details)
 
 
 class LogFilesConnector:
     kind = "logfiles"
     Source = LogFilesSource
-    ToolSpec = LogFilesTool
+    ToolSpec = LogFilesToolSpec
 
     def build_tools(self, source_name: str, source: Any, tools: list[Any], *, base_dir: Path) -> list[Tool]:
-        return [LogSearch(spec, source, base_dir) for spec in tools]
+        reader = LogReader(source, base_dir)
+        if not reader.files():
+            raise ConfigError(f"sources.{source_name}.path: no log files match {reader.pattern}")
+        built = []
+        for tool in tools:
+            refuse_params(tool, self.kind)
+            built.append(LogFilesTool(tool, reader, source.timeout_s))
+        return built
 
     def check(self, source_name: str, source: Any, *, base_dir: Path) -> SourceCheck:
         started = time.perf_counter()
+        reader = LogReader(source, base_dir)
+        files = reader.files()
+        if not files:
+            return SourceCheck(source=source_name, kind=self.kind, reachable=False,
+                               detail=f"no log files match {reader.pattern}")
+        connection = reader.connect()
         try:
-            with duckdb.connect() as connection:
-                rows = connection.execute(f"SELECT count(*) FROM {_relation(source, base_dir)}").fetchone()[0]  # type: ignore
-        except duckdb.Error as exc:
-            return SourceCheck(source=source_name, kind=self.kind, reachable=False, detail=one_line(str(exc), 300))
-        return SourceCheck(source=source_name, kind=self.kind, reachable=True, seen=int(rows),
-                           latency_ms=round((time.perf_counter() - started) * 1000, 1), detail=source.path)
+            rows = _rows(connection, f"SELECT count(*), count(ts), count(message) FROM "
+                                     f"({reader.relation_sql(files)})", [], source.timeout_s)
+        except ToolError as exc:
+            return SourceCheck(source=source_name, kind=self.kind, reachable=False, detail=str(exc))
+        finally:
+            connection.close()
+        total, timed, with_message = rows[0]
+        problems = Counter()
+        if total and timed < total:
+            problems["lines without a parseable timestamp"] = total - timed
+        if total and with_message < total:
+            problems["lines without a message"] = total - with_message
+        detail = f"{len(files)} files, {total} lines"
+        if problems:
+            detail += "; " + ", ".join(f"{count} {what}" for what, count in problems.items())
+        return SourceCheck(source=source_name, kind=self.kind, reachable=total > 0 and timed > 0, seen=total,
+                           latency_ms=(time.perf_counter() - started) * 1000, detail=detail)
