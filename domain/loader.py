@@ -93,4 +93,15 @@ def load_domain_dir(directory: str | Path) -> Domain:
         domain = domain.model_copy(update={"skills": [*domain.skills, *found]})
     if not domain.skills:
         raise ConfigError(f"{config}: skills: a domain needs at least one skill (skills/*.yaml or `skills:`)")
+    try:
+        registry = domain.build_registry()  # a tool its source cannot serve is a config error now, not mid-question
+    except ConfigError as exc:
+        raise ConfigError(f"{config}: {exc}") from None
+    problems = [
+        f"{skills_dir}/{skill.id}.yaml: steps[{index}].tool: unknown tool {step.tool!r}; the domain's tools: "
+        f"{', '.join(registry.names())}"
+        for skill in domain.skills for index, step in enumerate(skill.steps) if step.tool not in registry
+    ]
+    if problems:
+        raise ConfigError("; ".join(problems))
     return domain

@@ -112,11 +112,13 @@ class Domain(BaseModel):
     def build_registry(self) -> ToolRegistry:
         """A fresh registry: lookup_knowledge (when there are knowledge folders), the clock, the sources' tools."""
         registry = ToolRegistry()
-        if self.knowledge_dirs():
+        declared = {tool.name for tool in self.tools}
+        if self.knowledge_dirs() and LookupKnowledge.name not in declared:
             registry.register(LookupKnowledge())
-        registry.register(GetCurrentDatetime())
         for tool in build_tools(self.sources, self.tools, base_dir=self.base_dir or Path.cwd()):
             registry.register(tool)
+        if GetCurrentDatetime.name not in declared:
+            registry.register(GetCurrentDatetime())
         for tool in self._extra_tools:
             registry.register(tool)
         return registry

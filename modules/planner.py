@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 import dspy
 
@@ -98,7 +98,7 @@ class Planner(dspy.Module):
                 continue
             filled = fill_placeholders(value, values)
             if filled is not None:
-                args[key] = filled
+                args[key] = _fit(filled, tool.Args.model_fields[key].annotation)
         required = {name for name, field in tool.Args.model_fields.items() if field.is_required()}
         if not required <= set(args) or (step.args and not args):
             return None  # a step that asked for something the query does not name would fetch everything
@@ -113,6 +113,15 @@ class Planner(dspy.Module):
                 if step_key(step.tool, step.args) not in done:
                     fresh.append(step)
         return fresh
+
+
+def _fit(value: Any, annotation: Any) -> Any:
+    """A number for a text-only argument becomes its text: `{order_id}` is an int, a log tool's business_id a str."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        accepted = set(get_args(annotation)) or {annotation}
+        if str in accepted and not accepted & {int, float}:
+            return str(value)
+    return value
 
 
 def best_skill(skills: Sequence[Any], query: str) -> Any:
