@@ -176,6 +176,16 @@ def summarise_series(metric: dict[str, str], points: list[tuple[float, float]], 
     label = _labels(metric)
     if not finite:
         return f"{label}: {len(points)} points, all NaN", {"series": label, "points": len(points)}
+    if len(points) == 1:
+        stamp, value = finite[0]
+        line = f"{label}: {_number(value, unit)} at {_stamp(stamp)}"
+        figures = {"series": label, "points": 1, "value": value, "at": _stamp(stamp)}
+        if spec.threshold is not None:
+            beyond = value > spec.threshold if spec.above else value < spec.threshold
+            side = "above" if spec.above else "below"
+            line += f" ({side if beyond else 'not ' + side} {_number(spec.threshold, unit)})"
+            figures["crossed"] = beyond
+        return line, figures
     low = min(finite, key=lambda point: point[1])
     high = max(finite, key=lambda point: point[1])
     last = finite[-1]
