@@ -2,37 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from evigate.errors import ConfigError
 from evigate.tools.connectors import CONNECTORS, parse_sources, parse_tools
-from tests.servers import prometheus_server
 
 pytestmark = pytest.mark.servers
-
-START = 1772359200  # 2026-03-01T10:00:00Z
-
-
-def _openmetrics() -> str:
-    """Two services' p99 latency every minute for an hour; ledger-api spikes above 2 s from 10:20 to 10:29."""
-    lines = ["# TYPE ledger_request_seconds_p99 gauge"]
-    for service in ("ledger-api", "invoice-worker"):
-        for minute in range(61):
-            spike = service == "ledger-api" and 20 <= minute <= 29
-            value = 2.5 + minute / 100 if spike else 0.2 + (minute % 5) / 100
-            lines.append(f'ledger_request_seconds_p99{{service="{service}"}} {value} {START + 60 * minute}')
-    lines.append("# EOF")
-    return "\n".join(lines) + "\n"
-
-
-@pytest.fixture(scope="module")
-def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with prometheus_server(_openmetrics(), tmp_path_factory.mktemp("prometheus")) as url:
-        yield url
-
 
 def _sources(url: str) -> dict:
     return {"metrics": {"kind": "prometheus", "url": url, "timeout_s": 5}}
