@@ -310,8 +310,7 @@ class MCPConnector:
         try:
             offered = [tool.name for tool in MCPClient(source, base_dir).list_tools()]
         except ToolError as exc:
-            return SourceCheck(source=source_name, kind=self.kind, reachable=False,
-                               latency_ms=(time.perf_counter() - started) * 1000, detail=str(exc))
+            return SourceCheck.timed(started, source_name, self.kind, reachable=False, detail=str(exc))
         allowed = [name for name in offered if any(fnmatch.fnmatchcase(name, p) for p in source.allow)]
         return SourceCheck(source=source_name, kind=self.kind, reachable=True, seen=len(offered),
                            latency_ms=(time.perf_counter() - started) * 1000,

@@ -306,8 +306,7 @@ class PrometheusConnector:
         try:
             names = PrometheusClient(source).get("/api/v1/label/__name__/values", {})
         except (ToolError, ConfigError) as exc:
-            return SourceCheck(source=source_name, kind=self.kind, reachable=False,
-                               latency_ms=(time.perf_counter() - started) * 1000, detail=str(exc))
+            return SourceCheck.timed(started, source_name, self.kind, reachable=False, detail=str(exc))
         count = len(names) if isinstance(names, list) else 0
-        return SourceCheck(source=source_name, kind=self.kind, reachable=True, seen=count,
-                           latency_ms=(time.perf_counter() - started) * 1000, detail=f"{count} metric names")
+        return SourceCheck.timed(started, source_name, self.kind, reachable=True, seen=count,
+                                 detail=f"{count} metric names")

@@ -255,7 +255,5 @@ class SQLConnector:
         try:
             seen, detail = self._runner(source, base_dir).check()
         except ToolError as exc:
-            return SourceCheck(source=source_name, kind=self.kind, reachable=False,
-                               latency_ms=(time.perf_counter() - started) * 1000, detail=str(exc))
-        return SourceCheck(source=source_name, kind=self.kind, reachable=True, seen=seen,
-                           latency_ms=(time.perf_counter() - started) * 1000, detail=detail)
+            return SourceCheck.timed(started, source_name, self.kind, reachable=False, detail=str(exc))
+        return SourceCheck.timed(started, source_name, self.kind, reachable=True, seen=seen, detail=detail)
