@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from evigate.datasets.world import build_world, world_stats
+from evigate.demo import build_world, world_stats
 from evigate.store import AuditStore
 from evigate.tools import Toolbox
 

@@ -2,7 +2,7 @@
 
 The fixture format is documented in ``datasets/README.md``. Two Verifier sets (``demo_world``: our demo world's
 real tool outputs; ``holmesgpt``: our labels on HolmesGPT's recorded Kubernetes tool outputs) and one Composer set,
-each with fixed train/dev/test splits. The demo world itself lives in :mod:`evigate.datasets.world`.
+each with fixed train/dev/test splits. The demo world itself lives in :mod:`evigate.demo`.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ INCIDENT_VARIANTS: tuple[tuple[str, tuple[str, ...], str, tuple[str, ...]], ...]
 
 def build_fixtures(scenarios_path: Path = SCENARIOS_PATH, database: Path | None = None) -> list[VerifierCase]:
     """Run every scenario against a new demo world and return the labelled cases."""
-    from evigate.datasets.world import ensure_world
+    from evigate.demo import ensure_world
     from evigate.store import AuditStore
     from evigate.tools import Toolbox
 

@@ -167,6 +167,11 @@ class Settings(_Section):
     """Everything a DiagnosisProgram needs; every field has an offline-safe default."""
 
     database: str = "evigate.duckdb"
+    domain: str = Field(
+        default="demo",
+        description="the incident domain: 'demo' (the built-in demo world), a directory holding domain.yaml, or "
+        "'package.module:attribute'",
+    )
     locale: Literal["zh", "en"] = "zh"
     program_dir: str = "artifacts/program"
     models: ModelSettings = Field(default_factory=ModelSettings)

@@ -3,9 +3,9 @@
 Prompt evaluation dominates a small local model's time (~80 prompt tokens/s on one core), and a metrics output of
 1,440 points or a log page of 30 lines is mostly lines no claim will cite. Each output keeps its opening lines (the
 tools put totals, stats and threshold breaches there), then the lines that name something the user asked about
-(order id, error code, trace id, service), then the rest in order while the budget lasts. Lines are kept verbatim,
-so an excerpt copied from this view is an excerpt of the recorded output; only the Gatekeeper's comparison against
-the full recorded output decides whether it matches. Pure: no I/O, no DSPy.
+(an identifier, error code or service of the domain's vocabulary), then the rest in order while the budget lasts.
+Lines are kept verbatim, so an excerpt copied from this view is an excerpt of the recorded output; only the
+Gatekeeper's comparison against the full recorded output decides whether it matches. Pure: no I/O, no DSPy.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from evigate.datasets.world import extract_query_entities
+from evigate.domain import Domain, load_domain
 from evigate.signatures import ToolInvocation
 
 
@@ -24,10 +25,11 @@ def step_key(tool: str, args: Mapping[str, object]) -> str:
     return f"{tool}({json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)})"
 
 
-def query_entities(query: str) -> dict[str, list[str]]:
-    """The query's non-empty entity lists (order_ids, error_codes, services, trace_ids …) as strings."""
+def query_entities(query: str, domain: Domain | Any = None) -> dict[str, list[str]]:
+    """The query's non-empty entity lists (error_codes, services, the domain's identifiers …) as strings, by the
+    domain's vocabulary (default: the default domain)."""
     entities: dict[str, list[str]] = {}
-    for key, value in extract_query_entities(query).items():
+    for key, value in load_domain(domain).extract_entities(query).items():
         values = value if isinstance(value, list | tuple | set) else [value]
         kept = [str(v) for v in values if v not in (None, "")]
         if kept:

@@ -15,11 +15,11 @@ from typing import Any, Literal
 
 import dspy
 
+from evigate.domain import load_domain
 from evigate.llm.constraints import constrain
 from evigate.modules.evidence_view import format_evidence, query_entities, step_key
 from evigate.signatures import Plan, RetryContext, ToolInvocation
 from evigate.signatures.agents import WriteEvidence
-from evigate.tools import default_registry
 
 
 def extract_field_json(raw: str, field: str) -> str:
@@ -67,15 +67,17 @@ class Executor(dspy.Module):
         max_iters: int = 6,
         max_evidence_chars: int = 500,
         registry: Any = None,
+        domain: Any = None,
     ):
         super().__init__()
+        self.domain = load_domain(domain)
         self.mode = mode
         self.max_evidence_chars = max_evidence_chars
         self.write = dspy.Predict(WriteEvidence)
         self._toolbox: Any = None
         self.react = None
         if mode == "react":
-            registry = registry if registry is not None else default_registry()
+            registry = registry if registry is not None else self.domain.build_registry()
             tools = [self._react_tool(registry.get(name)) for name in registry.names()]
             self.react = dspy.ReAct(_ReactEvidence, tools=tools, max_iters=max_iters)
 
@@ -96,7 +98,7 @@ class Executor(dspy.Module):
         evidence = format_evidence(
             invocations,
             self.max_evidence_chars,
-            focus_terms=[term for terms in query_entities(query).values() for term in terms],
+            focus_terms=[term for terms in query_entities(query, self.domain).values() for term in terms],
         )
         try:
             with constrain(object_variants={"EvidenceBinding": citable(invocations)}):

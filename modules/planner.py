@@ -1,4 +1,4 @@
-"""Planner: picks a skill (runbook) from the world's skills and emits concrete tool steps.
+"""Planner: picks a skill (runbook) from the domain's skills and emits concrete tool steps.
 
 The model chooses the skill; code writes the steps: the skill's step templates with ``{placeholders}`` filled from
 the entities in the query, so a plan only asks for what the question names. (Letting a small model write tool
@@ -17,39 +17,48 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 import dspy
 
-from evigate.datasets.world import extract_query_entities, load_skills, template_values
-from evigate.datasets.world.skills import fill_placeholders
+from evigate.domain import Domain, load_domain
+from evigate.domain.skills import fill_placeholders, template_values
 from evigate.modules.evidence_view import query_entities, step_key
 from evigate.signatures import Plan, PlanStep, RetryContext
 from evigate.signatures.agents import PlanIncident
-from evigate.tools import default_registry
 
 _MAX_STEPS = 8
 
 
 class Planner(dspy.Module):
-    """``planner(query=, retry_context=) -> Prediction(plan=Plan)``."""
+    """``planner(query=, retry_context=) -> Prediction(plan=Plan)``; skills, tools and vocabulary come from the
+    domain (default: the default domain) unless given."""
 
-    def __init__(self, skills: Sequence[Any] | None = None, registry: Any = None, shortlist_size: int = 3) -> None:
+    def __init__(
+        self, skills: Sequence[Any] | None = None, registry: Any = None, shortlist_size: int = 3,
+        domain: Domain | Any = None,
+    ) -> None:
         super().__init__()
-        self.skills = list(skills) if skills is not None else load_skills()
+        self.domain = load_domain(domain)
+        self.skills = list(skills) if skills is not None else list(self.domain.skills)
+        if not self.skills:
+            raise ValueError(f"domain {self.domain.name!r} has no skills to plan with")
         self.shortlist_size = shortlist_size
-        self.registry = registry if registry is not None else default_registry()
+        self.registry = registry if registry is not None else self.domain.build_registry()
         self.propose = dspy.Predict(PlanIncident)
 
     def forward(self, query: str, retry_context: RetryContext | None = None) -> dspy.Prediction:
-        decided = decisive_skill(self.skills, query)
+        decided = decisive_skill(self.skills, query, self.domain)
         if decided is not None:
             skill, code = decided
             proposal = Plan(skill=skill.id, rationale=f"问题中的错误码 {code} 只出现在该 skill 的适用场景中")
             return dspy.Prediction(plan=self.sanitize(proposal, query, retry_context), decided_by="rule")
         shortlist = rank_skills(self.skills, query)[: self.shortlist_size]
         choice = self.propose(
-            query=query, entities=query_entities(query), skills=self.skill_menu(shortlist), retry_context=retry_context
+            query=query,
+            entities=query_entities(query, self.domain),
+            skills=self.skill_menu(shortlist),
+            retry_context=retry_context,
         ).choice
         proposal = Plan(skill=choice.skill, rationale=choice.rationale)
         return dspy.Prediction(plan=self.sanitize(proposal, query, retry_context), decided_by="model")
@@ -61,7 +70,7 @@ class Planner(dspy.Module):
         return self.sanitize(plan, query, retry_context)
 
     def sanitize(self, proposal: Plan, query: str, retry_context: RetryContext | None) -> Plan:
-        values = template_values(extract_query_entities(query), query)
+        values = template_values(self.domain.extract_entities(query), query)
         skills = {skill.id: skill for skill in self.skills}
         skill = skills.get(proposal.skill) or best_skill(self.skills, query)
         steps = [step for step in (self._clean_step(s, values) for s in proposal.steps) if step is not None]
@@ -89,7 +98,7 @@ class Planner(dspy.Module):
                 continue
             filled = fill_placeholders(value, values)
             if filled is not None:
-                args[key] = filled
+                args[key] = _fit(filled, tool.Args.model_fields[key].annotation)
         required = {name for name, field in tool.Args.model_fields.items() if field.is_required()}
         if not required <= set(args) or (step.args and not args):
             return None  # a step that asked for something the query does not name would fetch everything
@@ -104,6 +113,15 @@ class Planner(dspy.Module):
                 if step_key(step.tool, step.args) not in done:
                     fresh.append(step)
         return fresh
+
+
+def _fit(value: Any, annotation: Any) -> Any:
+    """A number for a text-only argument becomes its text: `{order_id}` is an int, a log tool's business_id a str."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        accepted = set(get_args(annotation)) or {annotation}
+        if str in accepted and not accepted & {int, float}:
+            return str(value)
+    return value
 
 
 def best_skill(skills: Sequence[Any], query: str) -> Any:
@@ -125,14 +143,16 @@ def rank_skills(skills: Sequence[Any], query: str) -> list[Any]:
     return sorted(skills, key=score, reverse=True)
 
 
-def decisive_skill(skills: Sequence[Any], query: str) -> tuple[Any, str] | None:
+def decisive_skill(skills: Sequence[Any], query: str, domain: Domain | Any = None) -> tuple[Any, str] | None:
     """(skill, code) when the query names an incident handle and an error code that exactly one skill lists.
 
-    The handle (order id, trace id, service) matters: "ERR_X 是什么意思" alone is a question about the code, which a
+    The handle (a service, or an identifier such as an order or trace id) matters: "ERR_X 是什么意思" alone is a
+    question about the code, which a
     different runbook answers, so that choice stays with the model.
     """
-    entities = query_entities(query)
-    if not any(entities.get(key) for key in _INCIDENT_HANDLES):
+    domain = load_domain(domain)
+    entities = query_entities(query, domain)
+    if not any(entities.get(key) for key in domain.vocabulary.incident_handles()):
         return None
     owners: dict[str, list[Any]] = {}
     for code in sorted(set(_ERROR_CODE.findall(query))):
@@ -142,7 +162,6 @@ def decisive_skill(skills: Sequence[Any], query: str) -> tuple[Any, str] | None:
 
 
 _ERROR_CODE = re.compile(r"[A-Z][A-Z0-9_]{3,}")
-_INCIDENT_HANDLES = ("order_ids", "trace_ids", "services")
 
 
 def _skill_text(skill: Any) -> str:

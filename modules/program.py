@@ -15,6 +15,7 @@ from typing import Any
 
 import dspy
 
+from evigate.domain import Domain, load_domain
 from evigate.llm.models import is_local_model
 from evigate.modules.audit import RoundState, record_step, verifier_evaluation
 from evigate.modules.calls import call_agent
@@ -37,7 +38,7 @@ from evigate.rules import (
 from evigate.settings import AGENTS, Settings, load_settings
 from evigate.signatures import ComposerOutput, DiagnosisResult, RoundRecord, VerifierOutput
 from evigate.store import AuditStore
-from evigate.tools import Toolbox, default_registry
+from evigate.tools import DataSource, Toolbox
 
 MAX_ROUNDS = 2
 MANIFEST = "manifest.json"
@@ -58,10 +59,14 @@ class DiagnosisProgram(dspy.Module):
         gatekeeper: Gatekeeper,
         registry: Any = None,
         lms: dict[str, Any] | None = None,
+        domain: Domain | None = None,
+        source: DataSource | None = None,
     ):
         super().__init__()
         self.settings, self.store, self.gatekeeper = settings, store, gatekeeper
-        self.registry = registry if registry is not None else default_registry()
+        self.domain = load_domain(domain if domain is not None else settings.domain)
+        self.registry = registry if registry is not None else self.domain.build_registry()
+        self.source = source if source is not None else self.domain.data_source(store, database=settings.database)
         self.planner, self.executor, self.verifier, self.composer = planner, executor, verifier, composer
         self._lms: dict[str, Any] = dict(lms or {})
         self._fallback_planner: Planner | None = None
@@ -78,15 +83,23 @@ class DiagnosisProgram(dspy.Module):
         composer: Any = None,
         lms: dict[str, Any] | None = None,
         registry: Any = None,
+        domain: Domain | str | Path | None = None,
         **overrides: Any,
     ) -> DiagnosisProgram:
-        """Build from embedded defaults ← settings YAML ← ``EVIGATE_*`` env ← keyword overrides."""
-        settings = load_settings(settings_file, database=str(database) if database else None, **overrides)
-        store = AuditStore(settings.database)
-        from evigate.datasets.world import ensure_world
+        """Build from embedded defaults ← settings YAML ← ``EVIGATE_*`` env ← keyword overrides.
 
-        ensure_world(store)
-        registry = registry if registry is not None else default_registry()
+        ``domain`` (a directory, a built-in name, ``package.module:attribute`` or a ``Domain`` object) overrides
+        the settings' ``domain``; its data is prepared here (the demo world is built only when it is selected).
+        """
+        if domain is not None and not isinstance(domain, Domain):
+            overrides["domain"] = str(domain)
+        settings = load_settings(settings_file, database=str(database) if database else None, **overrides)
+        chosen = load_domain(domain if isinstance(domain, Domain) else settings.domain)
+        if isinstance(domain, Domain):
+            settings = settings.model_copy(update={"domain": f"object:{chosen.name}"})
+        store = AuditStore(settings.database)
+        chosen.prepare(store, database=settings.database)
+        registry = registry if registry is not None else chosen.build_registry()
         gk_settings = settings.gatekeeper
         gatekeeper = Gatekeeper.from_yaml(gk_settings.rules_file) if gk_settings.rules_file else Gatekeeper.default()
         overrides_map = dict(gk_settings.overrides)
@@ -102,10 +115,13 @@ class DiagnosisProgram(dspy.Module):
             gatekeeper=gatekeeper,
             registry=registry,
             lms=lms,
-            planner=planner if planner is not None else Planner(registry=registry),
+            domain=chosen,
+            planner=planner if planner is not None else Planner(registry=registry, domain=chosen),
             executor=executor
             if executor is not None
-            else Executor(ex.mode, ex.max_iters, evidence_chars or ex.max_evidence_chars, registry=registry),
+            else Executor(
+                ex.mode, ex.max_iters, evidence_chars or ex.max_evidence_chars, registry=registry, domain=chosen
+            ),
             verifier=verifier if verifier is not None else Verifier(),
             composer=composer if composer is not None else Composer(),
         )
@@ -144,12 +160,12 @@ class DiagnosisProgram(dspy.Module):
         return verifier.local_max_trace_entries if is_local_model(str(model)) else verifier.max_trace_entries
 
     def toolbox(self, session_id: str, round_number: int) -> Toolbox:
-        return Toolbox(self.store, session_id, round=round_number, registry=self.registry)
+        return Toolbox(self.store, session_id, round=round_number, registry=self.registry, source=self.source)
 
     @property
     def fallback_planner(self) -> Planner:
         if self._fallback_planner is None:
-            self._fallback_planner = Planner(registry=self.registry)
+            self._fallback_planner = Planner(registry=self.registry, domain=self.domain)
         return self._fallback_planner
 
     # -- the program ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 @pytest.fixture(scope="session")
 def world_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A closed, checkpointed DuckDB file holding the full demo world: copy it, never open it."""
-    from evigate.datasets.world import ensure_world
+    from evigate.demo import ensure_world
     from evigate.store import AuditStore
 
     path = tmp_path_factory.mktemp("world-template") / "evigate.duckdb"

@@ -21,7 +21,9 @@ SUBPACKAGES = [
     "evigate.tools",
     "evigate.store",
     "evigate.datasets",
-    "evigate.datasets.world",
+    "evigate.demo",
+    "evigate.demo.tools",
+    "evigate.domain",
     "evigate.optimize",
 ]
 
@@ -41,10 +43,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_ships_package_data_and_no_top_level_folders(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top_levels = {name.split("/", 1)[0] for name in names}
-    assert not top_levels & {"modules", "rules", "tools", "store", "signatures", "datasets", "optimize"}
+    folders = {"modules", "rules", "tools", "store", "signatures", "datasets", "optimize", "demo", "domain", "llm"}
+    assert not top_levels & folders
     assert any(name.startswith("evigate/rules/") and name.endswith(".yaml") for name in names)
     assert any(name.startswith("evigate/store/") and name.endswith(".sql") for name in names)
-    assert any(name.startswith("evigate/datasets/world/") and name.endswith(".md") for name in names)
+    assert any(name.startswith("evigate/demo/") and name.endswith(".md") for name in names)
     assert all(f"evigate/{part}/py.typed" in names for part in ("rules", "signatures", "modules"))
 
 

@@ -1,13 +1,18 @@
 """Evidence tools over a data source, and the recorded, session-bound `Toolbox`.
 
-Built-ins (`default_registry()`): `lookup_knowledge`, `query_logs`, `query_metrics`, `query_order` (evidence) and
-`get_current_datetime` (auxiliary). Every `Toolbox.call` is recorded as a `tool_invocation` row — failures
+Generic built-ins (`default_registry()`): `lookup_knowledge` (evidence) and `get_current_datetime` (auxiliary); a
+domain adds its evidence tools (`Domain.build_registry()`; the demo world's are `query_logs`, `query_metrics`,
+`query_order`, in evigate.demo), and `evigate.tools.connectors` builds tools from domain.yaml sources.
+Every `Toolbox.call` is recorded as a `tool_invocation` row — failures
 included — and returns a `ToolResult` whose `invocation_id` evidence bindings cite::
 
     from evigate.store import AuditStore
     from evigate.tools import Toolbox
 
-    toolbox = Toolbox(AuditStore("evigate.duckdb"), session_id="s-1")
+    from evigate.domain import load_domain
+
+    store, domain = AuditStore("evigate.duckdb"), load_domain("demo")
+    toolbox = Toolbox(store, "s-1", registry=domain.build_registry(), source=domain.data_source(store))
     result = toolbox.call("query_logs", order_id=123, limit=20)
     result.invocation_id, result.success, result.output
 
@@ -45,15 +50,12 @@ from __future__ import annotations
 from evigate.tools.base import Tool, ToolArgs, ToolOutput, ToolRegistry, default_registry
 from evigate.tools.clock import GetCurrentDatetime
 from evigate.tools.knowledge import LookupKnowledge
-from evigate.tools.logs import QueryLogs
-from evigate.tools.metrics import QueryMetrics
-from evigate.tools.orders import QueryOrder
 from evigate.tools.retrieval import KnowledgeBase, load_knowledge_base, tokenize
 from evigate.tools.source import DataSource
 from evigate.tools.toolbox import InvocationRecorder, Toolbox, ToolResult
 
 __all__ = [
-    "DataSource", "GetCurrentDatetime", "InvocationRecorder", "KnowledgeBase", "LookupKnowledge", "QueryLogs",
-    "QueryMetrics", "QueryOrder", "Tool", "ToolArgs", "ToolOutput", "ToolRegistry", "ToolResult", "Toolbox",
+    "DataSource", "GetCurrentDatetime", "InvocationRecorder", "KnowledgeBase", "LookupKnowledge", "Tool", "ToolArgs",
+    "ToolOutput", "ToolRegistry", "ToolResult", "Toolbox",
     "default_registry", "load_knowledge_base", "tokenize",
 ]

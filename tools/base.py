@@ -115,11 +115,9 @@ class ToolRegistry:
 
 
 def default_registry() -> ToolRegistry:
-    """A fresh registry holding the five built-in tools (a new object each call: extend it freely)."""
+    """A fresh registry of the generic built-ins, `lookup_knowledge` and `get_current_datetime` (a new object each
+    call: extend it freely). A domain's evidence tools come from `Domain.build_registry()`."""
     from evigate.tools.clock import GetCurrentDatetime
     from evigate.tools.knowledge import LookupKnowledge
-    from evigate.tools.logs import QueryLogs
-    from evigate.tools.metrics import QueryMetrics
-    from evigate.tools.orders import QueryOrder
 
-    return ToolRegistry([LookupKnowledge(), QueryLogs(), QueryMetrics(), QueryOrder(), GetCurrentDatetime()])
+    return ToolRegistry([LookupKnowledge(), GetCurrentDatetime()])

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from evigate.tools.base import Tool, ToolArgs, ToolOutput
 from evigate.tools.formatting import one_line
+from evigate.tools.retrieval import KnowledgeBase
 from evigate.tools.source import DataSource
 
 SECTION_CHARS = 600
@@ -29,7 +30,11 @@ class LookupKnowledge(Tool):
     Args = LookupKnowledgeArgs
 
     def run(self, args: LookupKnowledgeArgs, world: DataSource) -> ToolOutput:
-        hits = world.knowledge.search(args.query, args.top_k)
+        return self.answer(args, world.knowledge)
+
+    def answer(self, args: LookupKnowledgeArgs, knowledge: KnowledgeBase) -> ToolOutput:
+        """The best sections of `knowledge` for the query, as quotable text plus retrieval details."""
+        hits = knowledge.search(args.query, args.top_k)
         details = {
             "query": args.query,
             "retrieval_layers": list(dict.fromkeys(hit.layer for hit in hits)),

@@ -1,4 +1,4 @@
-"""The data source tools read: DuckDB tables (the demo world by default), a knowledge base and a clock."""
+"""The data source tools read: a DuckDB cursor provider, a knowledge base and a clock, all given by the domain."""
 
 from __future__ import annotations
 
@@ -6,21 +6,26 @@ import threading
 from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
+from typing import Protocol
 
 import duckdb
 
-from evigate.datasets.world import WORLD_NOW, ensure_world, knowledge_dir, world_info
-from evigate.datasets.world.builder import CursorProvider
 from evigate.tools.retrieval import KnowledgeBase, load_knowledge_base
+
+
+class CursorProvider(Protocol):
+    """Anything that hands out a DuckDB cursor: an `AuditStore` or a `duckdb` connection."""
+
+    def cursor(self) -> duckdb.DuckDBPyConnection: ...
 
 
 class DataSource:
     """What a tool's `run(args, world)` receives.
 
-    `store` is anything with `.cursor()` (an `AuditStore`, a `duckdb` connection). With `demo_world=True` (the
-    default) the demo world is built on first use if missing and the clock is the world's clock (2026-11-28
-    23:59:59), so relative questions land inside the data; with `demo_world=False` tools query your own tables
-    and the clock is the real one. Custom tools may read any table through `cursor()`.
+    `store` is anything with `.cursor()` (an `AuditStore`, a `duckdb` connection): custom tools may read any table
+    through `cursor()`. `knowledge` is a knowledge base or a folder of Markdown (none: an empty base). `clock` is
+    the data's "now" (default: the real clock). `prepare(store)` runs once, before the first cursor is handed out:
+    a domain that builds its data on first use (the demo world) does it there.
     """
 
     def __init__(
@@ -29,43 +34,39 @@ class DataSource:
         *,
         knowledge: KnowledgeBase | str | Path | None = None,
         clock: Callable[[], datetime] | None = None,
-        demo_world: bool = True,
+        prepare: Callable[[CursorProvider], object] | None = None,
     ) -> None:
         self._store = store
         self._knowledge = knowledge
         self._clock = clock
-        self._demo_world = demo_world
-        self._world_ready = not demo_world
+        self._prepare = prepare
+        self._ready = prepare is None
         self._lock = threading.Lock()
 
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A fresh DuckDB cursor of the store; close it after use (`with world.cursor() as cursor:`).
+    @property
+    def store(self) -> CursorProvider:
+        return self._store
 
-        The demo world is ensured before the first one is handed out.
-        """
-        if not self._world_ready:
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A fresh DuckDB cursor of the store; close it after use (`with world.cursor() as cursor:`)."""
+        if not self._ready:
             with self._lock:
-                if not self._world_ready:
-                    ensure_world(self._store)
-                    self._world_ready = True
+                if not self._ready:
+                    assert self._prepare is not None
+                    self._prepare(self._store)
+                    self._ready = True
         return self._store.cursor()
 
     @property
     def knowledge(self) -> KnowledgeBase:
-        """The knowledge base: the shipped documents unless another folder or base was given."""
+        """The knowledge base: the given one, the folder's, or an empty one."""
         if not isinstance(self._knowledge, KnowledgeBase):
-            self._knowledge = load_knowledge_base(self._knowledge or knowledge_dir())
+            self._knowledge = load_knowledge_base(self._knowledge) if self._knowledge else KnowledgeBase([])
         return self._knowledge
 
     def now(self) -> datetime:
         """Current time as the data sees it (naive, local time of the data)."""
-        if self._clock is not None:
-            return self._clock()
-        if self._demo_world:
-            with self.cursor() as cursor:
-                stamp = world_info(cursor).get("now")
-            return datetime.fromisoformat(stamp) if stamp else WORLD_NOW
-        return datetime.now()
+        return self._clock() if self._clock is not None else datetime.now()
 
     def today(self) -> date:
         """The day bare clock times ("14:03") refer to."""

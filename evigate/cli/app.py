@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "evigate.cli.diagnose",  # ask, show
     "evigate.cli.schema",  # schema
     "evigate.cli.world",  # world init / world stats
+    "evigate.cli.domain",  # domain init / domain check
     "evigate.cli.optimize",  # eval, optimize, ui
 )
 

@@ -25,15 +25,16 @@ def ask(
     database: Path | None = typer.Option(None, "--database", "-d", help=_DATABASE_HELP),
     program_dir: Path | None = typer.Option(None, "--program", help="compiled program directory to load"),
     as_json: bool = typer.Option(False, "--json", help="print the DiagnosisResult as JSON"),
+    domain: str | None = typer.Option(None, "--domain", help="domain folder (or 'demo'); default: settings' domain"),
 ) -> None:
-    """Diagnose one question on the configured world and print the checked answer."""
+    """Diagnose one question on the configured domain and print the checked answer."""
     from evigate.modules.program import DiagnosisProgram, load_program
     from evigate.settings import load_settings
 
     try:
         resolved = load_settings(settings, database=str(database) if database else None)
         directory = program_dir or Path(resolved.program_dir)
-        kwargs: dict[str, Any] = {"database": database}
+        kwargs: dict[str, Any] = {"database": database, "domain": domain}
         if program_dir is not None or directory.is_dir():
             program = load_program(directory, settings, **kwargs)
         else:

@@ -14,10 +14,12 @@ from evigate.signatures import CONTRACTS
 def schema(name: str = typer.Argument(None, help="contract name, e.g. ExecutorOutputV2; omit to list them")) -> None:
     """Print the JSON Schema of a contract (or list contract names)."""
     if not name:
-        for contract in sorted(CONTRACTS):
+        for contract in sorted([*CONTRACTS, "Domain"]):
             typer.echo(contract)
         return
-    model = CONTRACTS.get(name)
+    from evigate.domain import Domain
+
+    model = {**CONTRACTS, "Domain": Domain}.get(name)
     if model is None:
         typer.echo(f"unknown contract {name!r}; known: {', '.join(sorted(CONTRACTS))}", err=True)
         raise typer.Exit(2)

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evigate.cli.app import app
-from evigate.datasets.world import DEFAULT_SEED, build_world, world_info, world_stats
+from evigate.demo import DEFAULT_SEED, build_world, world_info, world_stats
 from evigate.errors import StoreError
 
 DEFAULT_DATABASE = "evigate.duckdb"

@@ -10,6 +10,7 @@ from typing import Any
 import dspy
 from dspy.utils import DummyLM
 
+from evigate.demo import demo_toolbox
 from evigate.modules import Composer, Executor, Planner, Verifier
 from evigate.modules.executor import step_key
 from evigate.modules.program import DiagnosisProgram
@@ -21,7 +22,6 @@ from evigate.signatures import (
     VerifierInput,
 )
 from evigate.store import AuditStore
-from evigate.tools import Toolbox
 
 QUERY = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
 JSON = dspy.JSONAdapter()
@@ -122,7 +122,7 @@ def test_executor_lets_the_model_cite_only_this_sessions_successful_calls(world_
 
     store = AuditStore(world_db)
     session_id = store.start_session(QUERY)
-    toolbox = Toolbox(store, session_id)
+    toolbox = demo_toolbox(store, session_id)
     plan = Plan(
         skill="payment-timeout",
         steps=[
@@ -143,7 +143,7 @@ def test_executor_lets_the_model_cite_only_this_sessions_successful_calls(world_
 def test_executor_plan_mode_runs_steps_once_and_keeps_unparseable_text(world_db: Path) -> None:
     store = AuditStore(world_db)
     session_id = store.start_session(QUERY)
-    toolbox = Toolbox(store, session_id)
+    toolbox = demo_toolbox(store, session_id)
     plan = Plan(skill="payment-timeout", steps=[PlanStep(tool="query_order", args={"order_id": 123})])
     with dspy.context(lm=dummy({"executor_output": "订单超时了，根因是网关"}), adapter=JSON):
         raw = Executor()(query=QUERY, plan=plan, toolbox=toolbox).raw_output
@@ -336,7 +336,7 @@ def test_a_saved_state_of_another_module_is_a_clear_error(world_db: Path, tmp_pa
 def test_executor_react_mode_records_every_tool_call_including_bad_ones(world_db: Path) -> None:
     store = AuditStore(world_db)
     session_id = store.start_session(QUERY)
-    toolbox = Toolbox(store, session_id)
+    toolbox = demo_toolbox(store, session_id)
     lm = dummy(
         {"next_thought": "查订单", "next_tool_name": "query_order", "next_tool_args": {"order_id": 123}},
         {"next_thought": "参数写错了", "next_tool_name": "query_metrics", "next_tool_args": {"nonsense": True}},

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evigate.datasets.world import ensure_world
+from evigate.demo import demo_toolbox, ensure_world
 from evigate.store import AuditStore
 from evigate.tools import Toolbox
 
@@ -26,4 +26,4 @@ def session_id(store: AuditStore) -> str:
 
 @pytest.fixture()
 def toolbox(store: AuditStore, session_id: str) -> Toolbox:
-    return Toolbox(store, session_id)
+    return demo_toolbox(store, session_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evigate.demo import demo_toolbox
 from evigate.store import AuditStore
 from evigate.tools import DataSource, Toolbox, tokenize
 from evigate.tools.retrieval import KnowledgeBase, error_codes
@@ -44,7 +45,7 @@ def test_no_match(toolbox: Toolbox) -> None:
 def test_own_knowledge_folder(tmp_path, store: AuditStore, session_id: str) -> None:
     (tmp_path / "team").mkdir()
     (tmp_path / "team" / "oncall.md").write_text("# 值班表\n\n## 周末\n周末值班：小王，电话 123。\n", encoding="utf-8")
-    toolbox = Toolbox(store, session_id, source=DataSource(store, knowledge=tmp_path))
+    toolbox = demo_toolbox(store, session_id, source=DataSource(store, knowledge=tmp_path))
     result = toolbox.call("lookup_knowledge", query="周末谁值班")
     assert result.retrieval_details["source_documents"] == ["team/oncall.md"]
 
@@ -65,7 +66,7 @@ def test_search_never_fails_and_respects_top_k(query: str, top_k: int) -> None:
 
 
 def _knowledge() -> KnowledgeBase:
-    from evigate.datasets.world import knowledge_dir
+    from evigate.demo import knowledge_dir
     from evigate.tools import load_knowledge_base
 
     return load_knowledge_base(knowledge_dir())

@@ -7,7 +7,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evigate.datasets.world import INJECTION_TEXTS, SQL_LOOKING_TEXTS
+from evigate.demo import INJECTION_TEXTS, SQL_LOOKING_TEXTS
 from evigate.store import AuditStore
 from evigate.tools import Toolbox
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evigate.datasets.world import INJECTION_ORDER_ID, INJECTION_TEXTS
+from evigate.demo import INJECTION_ORDER_ID, INJECTION_TEXTS
 from evigate.tools import Toolbox
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import Field
 
+from evigate.demo import demo_registry, demo_toolbox
 from evigate.errors import ToolError
-from evigate.tools import Tool, ToolArgs, Toolbox, ToolOutput, ToolRegistry, default_registry
+from evigate.tools import Tool, ToolArgs, ToolOutput, ToolRegistry
 
 
 class RefundArgs(ToolArgs):
@@ -27,8 +28,8 @@ class QueryRefunds(Tool):
                           retrieval_details={"count": count})
 
 
-def test_default_registry_holds_the_five_builtins() -> None:
-    registry = default_registry()
+def test_demo_registry_holds_the_five_builtins() -> None:
+    registry = demo_registry()
     assert registry.names() == ["lookup_knowledge", "query_logs", "query_metrics", "query_order",
                                 "get_current_datetime"]
     specs = {spec["name"]: spec for spec in registry.specs()}
@@ -36,15 +37,15 @@ def test_default_registry_holds_the_five_builtins() -> None:
     assert specs["query_metrics"]["parameters"]["required"] == ["service", "metric"]
     assert specs["get_current_datetime"]["is_evidence"] is False
     assert all(spec["description"] for spec in specs.values())
-    assert default_registry() is not registry
+    assert demo_registry() is not registry
 
 
 def test_custom_tool_runs_recorded_through_the_toolbox(store, session_id) -> None:
     with store.cursor() as cursor:
         user = cursor.execute("SELECT user_id FROM world_orders WHERE status = 'REFUNDED' LIMIT 1").fetchone()[0]
-    registry = default_registry()
+    registry = demo_registry()
     registry.register(QueryRefunds())
-    toolbox = Toolbox(store, session_id, registry=registry)
+    toolbox = demo_toolbox(store, session_id, registry=registry)
     result = toolbox.call("query_refunds", user_id=user)
     assert result.success and f"user {user}:" in result.output and result.retrieval_details["count"] >= 1
     bad = toolbox.call("query_refunds", user_id=-1)
@@ -86,7 +87,7 @@ def test_malformed_tools_are_rejected(attributes, message) -> None:
 
 
 def test_unknown_names_and_non_tools() -> None:
-    registry = default_registry()
+    registry = demo_registry()
     with pytest.raises(ToolError, match="available tools: lookup_knowledge"):
         registry.get("nope")
     with pytest.raises(ToolError, match="not an evigate Tool"):

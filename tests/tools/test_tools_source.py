@@ -8,16 +8,16 @@ from datetime import datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evigate.datasets.world import world_info
+from evigate.demo import demo_registry, demo_toolbox, world_info
 from evigate.store import AuditStore
-from evigate.tools import DataSource, Tool, Toolbox, ToolOutput, default_registry
+from evigate.tools import DataSource, Tool, Toolbox, ToolOutput
 
 
 def test_first_call_builds_the_demo_world(tmp_path) -> None:
     with AuditStore(tmp_path / "fresh.duckdb") as store:
         with store.cursor() as cursor:
             assert world_info(cursor) == {}
-        toolbox = Toolbox(store, store.start_session("q"))
+        toolbox = demo_toolbox(store, store.start_session("q"))
         result = toolbox.call("query_order", order_id=123)
         assert result.success and "status=FAILED error_code=ERR_TIMEOUT" in result.output
 
@@ -37,10 +37,10 @@ def test_own_data_without_the_demo_world(tmp_path) -> None:
         with store.cursor() as cursor:
             cursor.execute("CREATE TABLE tickets (id INTEGER, state VARCHAR)")
             cursor.execute("INSERT INTO tickets VALUES (1, 'open'), (2, 'closed'), (3, 'open')")
-        registry = default_registry()
+        registry = demo_registry()
         registry.register(CountTickets)
-        source = DataSource(store, demo_world=False)
-        toolbox = Toolbox(store, store.start_session("q"), registry=registry, source=source)
+        source = DataSource(store)
+        toolbox = demo_toolbox(store, store.start_session("q"), registry=registry, source=source)
         assert toolbox.call("count_tickets").output == "2 open tickets"
         assert abs(source.now() - datetime.now()) < timedelta(minutes=1)
         missing = toolbox.call("query_order", order_id=1)  # no world tables: a recorded failure, not a crash
@@ -50,7 +50,7 @@ def test_own_data_without_the_demo_world(tmp_path) -> None:
 
 
 def test_concurrent_calls_are_all_recorded(store: AuditStore, session_id: str) -> None:
-    toolbox = Toolbox(store, session_id)
+    toolbox = demo_toolbox(store, session_id)
     calls = [("query_order", {"order_id": 123}), ("query_logs", {"order_id": 123}),
              ("query_metrics", {"service": "pay-gateway", "metric": "qps", "start": "14:00", "end": "14:10"}),
              ("lookup_knowledge", {"query": "ERR_TIMEOUT"})] * 4
@@ -72,7 +72,7 @@ argument_names = st.sampled_from(["order_id", "service", "metric", "query", "top
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from([*default_registry().names(), "nope"]),
+@given(name=st.sampled_from([*demo_registry().names(), "nope"]),
        args=st.dictionaries(argument_names, json_values, max_size=4))
 def test_any_call_is_recorded_and_never_raises(toolbox: Toolbox, name: str, args: dict) -> None:
     result = toolbox.call(name, **args)

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evigate.demo import demo_toolbox
 from evigate.tools import DataSource, Toolbox
 from evigate.tools.timeparse import parse_moment, parse_window
 
@@ -53,7 +54,7 @@ def test_formatted_moments_round_trip(moment: datetime) -> None:
 
 def test_world_clock_and_injected_clock(toolbox: Toolbox, store, session_id) -> None:
     assert toolbox.call("get_current_datetime").output == "current datetime: 2026-11-28 23:59:59 (UTC+8)"
-    fixed = Toolbox(store, session_id, source=DataSource(store, clock=lambda: datetime(2026, 11, 28, 14, 10)))
+    fixed = demo_toolbox(store, session_id, source=DataSource(store, clock=lambda: datetime(2026, 11, 28, 14, 10)))
     assert "2026-11-28 14:10:00" in fixed.call("get_current_datetime").output
     # bare clock times anchor on the clock's day; an end before the start rolls over midnight
     late = fixed.call("query_logs", start="23:58", end="00:01", limit=1)

@@ -7,7 +7,8 @@ from datetime import datetime
 import pytest
 from pydantic import Field
 
-from evigate.tools import Tool, ToolArgs, Toolbox, ToolOutput, default_registry
+from evigate.demo import demo_registry, demo_toolbox
+from evigate.tools import Tool, ToolArgs, Toolbox, ToolOutput
 
 
 class Boom(Tool):
@@ -77,10 +78,10 @@ def test_failures_are_recorded_not_raised(toolbox: Toolbox, store, name, args, e
 
 
 def test_exceptions_inside_tools_and_bad_returns_are_recorded(store, session_id) -> None:
-    registry = default_registry()
+    registry = demo_registry()
     registry.register(Boom)
     registry.register(WrongReturn())
-    toolbox = Toolbox(store, session_id, registry=registry)
+    toolbox = demo_toolbox(store, session_id, registry=registry)
     boom = toolbox.call("boom")
     wrong = toolbox.call("wrong_return")
     assert not boom.success and "RuntimeError: disk on fire" in boom.error
@@ -106,9 +107,9 @@ def test_rounds_and_auxiliary_flag(toolbox: Toolbox) -> None:
 
 
 def test_outputs_are_capped_and_previews_shorter(store, session_id) -> None:
-    registry = default_registry()
+    registry = demo_registry()
     registry.register(Echo)
-    toolbox = Toolbox(store, session_id, registry=registry, max_output_chars=5_000, preview_chars=300)
+    toolbox = demo_toolbox(store, session_id, registry=registry, max_output_chars=5_000, preview_chars=300)
     result = toolbox.call("echo", text="x" * 12_000)
     assert result.success and len(result.output) < 5_100 and "[truncated 7000 chars]" in result.output
     [recorded] = toolbox.invocations()

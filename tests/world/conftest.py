@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from evigate.datasets.world import build_world
+from evigate.demo import build_world
 
 
 @pytest.fixture(scope="session")

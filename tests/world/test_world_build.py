@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from evigate.datasets.world import (
+from evigate.demo import (
     ERROR_CODES,
     INCIDENTS,
     INJECTION_TEXTS,

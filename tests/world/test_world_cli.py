@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 import evigate.cli.world  # noqa: F401  (registers the world sub-app)
 from evigate.cli.app import app
-from evigate.datasets.world import world_info
+from evigate.demo import world_info
 from evigate.store import AuditStore
 
 runner = CliRunner()

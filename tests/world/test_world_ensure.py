@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from evigate.datasets.world import GENERATOR_VERSION, ensure_world, world_fingerprint, world_info
+from evigate.demo import GENERATOR_VERSION, ensure_world, world_fingerprint, world_info
 from evigate.errors import StoreError
 from evigate.store import AuditStore
 

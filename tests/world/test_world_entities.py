@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evigate.datasets.world import SERVICES, extract_query_entities
+from evigate.demo import SERVICES, extract_query_entities
 from evigate.tools.timeparse import parse_window
 
 

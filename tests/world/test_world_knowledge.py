@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evigate.datasets.world import knowledge_dir
+from evigate.demo import knowledge_dir
 
 
 def test_documents() -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evigate.datasets.world import Skill, extract_query_entities, load_skills, template_values
+from evigate.demo import Skill, demo_registry, extract_query_entities, load_skills, template_values
 from evigate.errors import ConfigError
-from evigate.tools import default_registry
 
 QUERIES = [
     "订单 123 支付失败，ERR_TIMEOUT 是什么原因？",
@@ -32,7 +31,7 @@ def test_shipped_skills(skills) -> None:
     assert ids == sorted(set(ids))
     assert {"payment-timeout", "db-pool-exhaustion", "slow-sql", "inventory-deadlock", "retry-storm",
             "cache-avalanche"} <= set(ids)
-    tools = set(default_registry().names())
+    tools = set(demo_registry().names())
     for skill in skills:
         assert skill.name and skill.description and skill.when_to_use
         assert {step.tool for step in skill.steps} <= tools, skill.id
@@ -40,7 +39,7 @@ def test_shipped_skills(skills) -> None:
 
 @pytest.mark.parametrize("query", QUERIES)
 def test_rendered_steps_are_valid_tool_calls(skills, query: str) -> None:
-    registry = default_registry()
+    registry = demo_registry()
     values = template_values(extract_query_entities(query), query)
     for skill in skills:
         for step in skill.render(values):

@@ -1,8 +1,9 @@
 """Skills: runbooks the Planner chooses from, shipped as one YAML file per skill.
 
 A skill's steps are tool-call templates. Argument values may hold placeholders — `{order_id}`, `{error_code}`,
-`{service}`, `{trace_id}`, `{time_window}`, `{metric}`, `{query}` — with an optional default after a bar
-(`{service|pay-gateway}`). `Skill.render(values)` fills them: an argument whose placeholder has no value and no
+`{service}`, `{trace_id}`, `{time_window}`, `{metric}`, `{query}`, or any
+identifier the domain's vocabulary names — with an optional default after a bar
+(`{service|checkout-api}`). `Skill.render(values)` fills them: an argument whose placeholder has no value and no
 default is dropped, and a step whose `requires` names a missing value is skipped, so a rendered plan only
 contains calls the query gives grounds for.
 """
@@ -10,21 +11,22 @@ contains calls the query gives grounds for.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from importlib import resources
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from evigate.domain.vocabulary import singular
 from evigate.errors import ConfigError
 from evigate.signatures import PlanStep
 
 PLACEHOLDER = re.compile(r"\{([a-z_]+)(?:\|([^{}]*))?\}")
 KNOWN_PLACEHOLDERS: frozenset[str] = frozenset(
-    {"order_id", "error_code", "service", "trace_id", "time_window", "start", "end", "metric", "query"}
+    {"error_code", "service", "time_window", "start", "end", "metric", "query", "time"}
 )
+"""Placeholders every domain fills; a vocabulary's identifiers (order_id, trace_id …) add their own."""
 
 
 class SkillStep(BaseModel):
@@ -95,32 +97,30 @@ def fill_placeholders(template: Any, values: Mapping[str, Any]) -> Any:
 
 
 def template_values(entities: Mapping[str, Any], query: str | None = None) -> dict[str, Any]:
-    """Placeholder values from `extract_query_entities` output: the first entity of each kind."""
-    def first(key: str) -> Any:
-        items = entities.get(key) or []
-        return items[0] if items else None
+    """Placeholder values from extracted entities: the first entity of each kind.
 
+    Every plural list `<name>s` (order_ids, ticket_ids …) fills `{<name>}`; windows fill `{time_window}`,
+    `{start}` and `{end}`; the question itself fills `{query}`.
+    """
+    values: dict[str, Any] = {}
+    for key, items in entities.items():
+        if key.endswith("s") and isinstance(items, list) and items:
+            values[singular(key)] = items[0]
     window = entities.get("time_window")
     start, _, end = window.partition("/") if window else (None, "", None)
-    values = {
-        "order_id": first("order_ids"), "error_code": first("error_codes"), "service": first("services"),
-        "trace_id": first("trace_ids"), "metric": first("metrics"), "time_window": window, "start": start,
-        "end": end or None, "query": query,
-    }
+    values.update({"time_window": window, "start": start, "end": end or None, "query": query})
     return {key: value for key, value in values.items() if value not in (None, "")}
 
 
-def _default_skill_dir() -> Path:
-    return Path(str(resources.files("evigate.datasets.world") / "skills"))
+def load_skills(directory: str | Path, placeholders: Iterable[str] = ()) -> list[Skill]:
+    """Every `*.yaml` skill in `directory`, sorted by id.
 
-
-def load_skills(directory: str | Path | None = None) -> list[Skill]:
-    """Every `*.yaml` skill in `directory` (default: the skills shipped with the demo world), sorted by id.
-
+    `placeholders` names the identifier placeholders the domain's vocabulary fills, besides KNOWN_PLACEHOLDERS.
     Raises ConfigError naming the file for unreadable YAML, an invalid skill, a duplicate id or an unknown
     placeholder.
     """
-    folder = Path(directory) if directory is not None else _default_skill_dir()
+    known = KNOWN_PLACEHOLDERS | frozenset(placeholders)
+    folder = Path(directory)
     if not folder.is_dir():
         raise ConfigError(f"skill directory not found: {folder}")
     skills: dict[str, Skill] = {}
@@ -129,9 +129,9 @@ def load_skills(directory: str | Path | None = None) -> list[Skill]:
             skill = Skill.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
         except (yaml.YAMLError, ValidationError) as exc:
             raise ConfigError(f"{path}: invalid skill: {exc}") from exc
-        unknown = skill.placeholders() - KNOWN_PLACEHOLDERS
+        unknown = skill.placeholders() - known
         if unknown:
-            raise ConfigError(f"{path}: unknown placeholders {sorted(unknown)}; known: {sorted(KNOWN_PLACEHOLDERS)}")
+            raise ConfigError(f"{path}: unknown placeholders {sorted(unknown)}; known: {sorted(known)}")
         if skill.id in skills:
             raise ConfigError(f"{path}: duplicate skill id {skill.id!r}")
         skills[skill.id] = skill

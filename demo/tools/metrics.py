@@ -11,10 +11,10 @@ import duckdb
 import numpy as np
 from pydantic import Field, field_validator
 
-from evigate.datasets.world.catalog import METRIC_UNITS
+from evigate.demo.catalog import METRIC_UNITS
+from evigate.demo.tools.logs import normalize_service
 from evigate.tools.base import Tool, ToolOutput
 from evigate.tools.formatting import number, with_unit
-from evigate.tools.logs import normalize_service
 from evigate.tools.source import DataSource
 from evigate.tools.timeparse import format_minute
 from evigate.tools.windows import WindowArgs

@@ -13,7 +13,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from evigate.datasets.world.catalog import (
+from evigate.demo.catalog import (
     DEFAULT_SEED,
     DEFAULT_THRESHOLDS,
     GENERATOR_VERSION,
@@ -21,10 +21,10 @@ from evigate.datasets.world.catalog import (
     WORLD_DAY,
     WORLD_NOW,
 )
-from evigate.datasets.world.incident_logs import incident_logs
-from evigate.datasets.world.logs import LogSink, housekeeping_logs, order_logs
-from evigate.datasets.world.metrics import Series, generate_metrics
-from evigate.datasets.world.orders import GATEWAY_TIMEOUT_MS, SMS_OUTAGE, Order, generate_orders, payment_id
+from evigate.demo.incident_logs import incident_logs
+from evigate.demo.logs import LogSink, housekeeping_logs, order_logs
+from evigate.demo.metrics import Series, generate_metrics
+from evigate.demo.orders import GATEWAY_TIMEOUT_MS, SMS_OUTAGE, Order, generate_orders, payment_id
 from evigate.errors import StoreError
 
 WORLD_TABLES: tuple[str, ...] = (
@@ -176,10 +176,11 @@ def build_world(cursor: duckdb.DuckDBPyConnection, *, seed: int = DEFAULT_SEED, 
     order_logs(sink, orders, rng, SMS_OUTAGE)
     housekeeping_logs(sink, series, rng)
     incident_logs(sink, rng, series, orders)
+    owned = owned_world_tables(cursor)  # before the transaction: a failed probe would abort it
     cursor.execute("BEGIN TRANSACTION")
     try:
-        for table in WORLD_TABLES:
-            cursor.execute(f"DROP TABLE IF EXISTS {table}")
+        for table in owned:
+            cursor.execute(f"DROP TABLE {table}")  # only tables evigate's marker says evigate made
         for statement in SCHEMA:
             cursor.execute(statement)
         counts = {
@@ -196,19 +197,39 @@ def build_world(cursor: duckdb.DuckDBPyConnection, *, seed: int = DEFAULT_SEED, 
     return counts
 
 
+def _present_tables(cursor: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in cursor.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()").fetchall()}
+
+
+def owned_world_tables(cursor: duckdb.DuckDBPyConnection) -> list[str]:
+    """The `world_*` tables present that evigate made, safe to replace; StoreError if any present one is foreign.
+
+    evigate's marker is a `world_meta` table holding a `generator_version` row, written in the same transaction as
+    the tables: without it, a table named like one of the world's belongs to someone else and is never dropped.
+    """
+    present = [table for table in WORLD_TABLES if table in _present_tables(cursor)]
+    if present and "generator_version" not in world_info(cursor):
+        raise StoreError(
+            f"this database already holds table(s) {', '.join(present)} not made by evigate (no evigate marker in "
+            "world_meta); the demo world will not replace them. Point `database` at another file, or rename or drop "
+            "those tables yourself"
+        )
+    return present
+
+
 def world_info(cursor: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """The `world_meta` key/values, or {} when no world is built."""
     try:
         rows = cursor.execute("SELECT key, value FROM world_meta").fetchall()
-    except duckdb.CatalogException:
+    except duckdb.Error:  # no world_meta, or a table of that name shaped otherwise (someone else's)
         return {}
     return dict(rows)
 
 
 def world_stats(cursor: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Row count of every world table that exists."""
-    present = {row[0] for row in cursor.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()").fetchall()}
+    present = _present_tables(cursor)
     return {table: cursor.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # type: ignore[index]
             for table in WORLD_TABLES if table in present}
 
@@ -232,6 +253,7 @@ def ensure_world(store: CursorProvider, *, seed: int = DEFAULT_SEED, scale: floa
     with _ensure_lock, store.cursor() as cursor:
         if world_info(cursor).get("generator_version") == GENERATOR_VERSION:
             return world_stats(cursor)
+        owned_world_tables(cursor)  # refuse before generating rows, not after
         try:
             return build_world(cursor, seed=seed, scale=scale)
         except duckdb.Error as exc:

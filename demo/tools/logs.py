@@ -8,7 +8,7 @@ from typing import Any, Literal
 import duckdb
 from pydantic import Field, field_validator
 
-from evigate.datasets.world.catalog import SERVICE_ALIASES
+from evigate.demo.catalog import SERVICE_ALIASES
 from evigate.tools.base import Tool, ToolOutput
 from evigate.tools.formatting import one_line
 from evigate.tools.source import DataSource

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evigate.datasets.world.catalog import (
+from evigate.demo.catalog import (
     CHANNEL_SHARE,
     GATEWAY_TIMEOUT_MS,
     INCIDENTS,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from evigate.datasets.world.catalog import APP_SERVICES, CACHED_SERVICES, MINUTES, POOL_MAX
-from evigate.datasets.world.orders import (
+from evigate.demo.catalog import APP_SERVICES, CACHED_SERVICES, MINUTES, POOL_MAX
+from evigate.demo.orders import (
     CACHE_AVALANCHE,
     DEADLOCK,
     GATEWAY_TIMEOUT,

@@ -7,9 +7,9 @@ from typing import Any
 import duckdb
 from pydantic import Field, field_validator
 
+from evigate.demo.tools.logs import parse_order_id
 from evigate.tools.base import Tool, ToolArgs, ToolOutput
 from evigate.tools.formatting import one_line
-from evigate.tools.logs import parse_order_id
 from evigate.tools.source import DataSource
 from evigate.tools.timeparse import format_second
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evigate.datasets.world.catalog import GATEWAY_TIMEOUT_MS, INJECTION_ORDER_ID, INJECTION_TEXTS, MINUTES, POOL_MAX
-from evigate.datasets.world.metrics import Series
-from evigate.datasets.world.orders import MS_PER_MINUTE, Order, payment_id
+from evigate.demo.catalog import GATEWAY_TIMEOUT_MS, INJECTION_ORDER_ID, INJECTION_TEXTS, MINUTES, POOL_MAX
+from evigate.demo.metrics import Series
+from evigate.demo.orders import MS_PER_MINUTE, Order, payment_id
 
 LAST_MS = MINUTES * MS_PER_MINUTE - 1
 """Late follow-ups (refunds, cancellations) are clamped to the world day's last millisecond."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evigate.datasets.world.catalog import (
+from evigate.demo.catalog import (
     GATEWAY_TIMEOUT_MS,
     INCIDENTS,
     INJECTION_ORDER_ID,
@@ -16,9 +16,9 @@ from evigate.datasets.world.catalog import (
     INJECTION_TRACE_ID,
     SQL_LOOKING_TEXTS,
 )
-from evigate.datasets.world.logs import LogSink
-from evigate.datasets.world.metrics import Series
-from evigate.datasets.world.orders import (
+from evigate.demo.logs import LogSink
+from evigate.demo.metrics import Series
+from evigate.demo.orders import (
     CACHE_AVALANCHE,
     DEADLOCK,
     FLASH_SALE_SKU,
