@@ -15,12 +15,24 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
     || echo "chromium could not be installed: the browser test will skip"
 fi
 
+# The connector tests start a real Prometheus (promtool loads its data) and a real PostgreSQL 15 on 127.0.0.1.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  missing=()
+  command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+  [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${missing[@]}" >/dev/null) || echo "${missing[*]} could not be installed: the server tests will skip"
+  fi
+fi
+
 .venv/bin/ruff check .
 
 # pytest exits 5 when a selection is empty; that is not a failure of the suite.
 run_pytest() { .venv/bin/pytest "$@" || { code=$?; [ "$code" -eq 5 ] || return "$code"; }; }
 
-run_pytest -q -m "not local_model and not browser"
-# Slow tests: the real local model end to end and the MLflow UI in Chromium, with a hard time budget.
-timeout --signal=INT 2700 .venv/bin/pytest -q -m "local_model or browser" \
+run_pytest -q -m "not local_model and not browser and not servers"
+# Slow tests: the real local model end to end, the MLflow UI in Chromium and the real-server connector tests,
+# with a hard time budget.
+timeout --signal=INT 2700 .venv/bin/pytest -q -m "local_model or browser or servers" \
   || { code=$?; [ "$code" -eq 5 ] || exit "$code"; }

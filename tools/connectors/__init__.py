@@ -18,12 +18,13 @@ from evigate.tools.connectors.base import (
 from evigate.tools.connectors.knowledge import KnowledgeConnector
 from evigate.tools.connectors.loading import build_tools, check_sources, parse_sources, parse_tools
 from evigate.tools.connectors.logfiles import LogFilesConnector
+from evigate.tools.connectors.mcp import MCPConnector
 from evigate.tools.connectors.prometheus import PrometheusConnector
 from evigate.tools.connectors.sql import SQLConnector
 
 CONNECTORS: dict[str, Connector] = {
     connector.kind: connector
-    for connector in (PrometheusConnector(), LogFilesConnector(), SQLConnector(), KnowledgeConnector())
+    for connector in (PrometheusConnector(), LogFilesConnector(), SQLConnector(), KnowledgeConnector(), MCPConnector())
 }
 
 __all__ = [

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -120,6 +121,13 @@ class SourceCheck(_Strict):
     seen: int | None = Field(default=None, description="rows, series, files, documents or tools the check saw")
     latency_ms: float | None = None
     detail: str = ""
+
+    @classmethod
+    def timed(cls, started: float, source: str, kind: str, *, reachable: bool, detail: str,
+              seen: int | None = None) -> SourceCheck:
+        """A result whose latency runs from `started` (a `time.perf_counter()` reading) to now."""
+        return cls(source=source, kind=kind, reachable=reachable, seen=seen, detail=detail,
+                   latency_ms=(time.perf_counter() - started) * 1000)
 
 
 @runtime_checkable

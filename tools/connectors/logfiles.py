@@ -270,5 +270,5 @@ class LogFilesConnector:
         detail = f"{len(files)} files, {total} lines"
         if problems:
             detail += "; " + ", ".join(f"{count} {what}" for what, count in problems.items())
-        return SourceCheck(source=source_name, kind=self.kind, reachable=total > 0 and timed > 0, seen=total,
-                           latency_ms=(time.perf_counter() - started) * 1000, detail=detail)
+        return SourceCheck.timed(started, source_name, self.kind, reachable=total > 0 and timed > 0, seen=total,
+                                 detail=detail)

@@ -176,6 +176,16 @@ def summarise_series(metric: dict[str, str], points: list[tuple[float, float]], 
     label = _labels(metric)
     if not finite:
         return f"{label}: {len(points)} points, all NaN", {"series": label, "points": len(points)}
+    if len(points) == 1:
+        stamp, value = finite[0]
+        line = f"{label}: {_number(value, unit)} at {_stamp(stamp)}"
+        figures = {"series": label, "points": 1, "value": value, "at": _stamp(stamp)}
+        if spec.threshold is not None:
+            beyond = value > spec.threshold if spec.above else value < spec.threshold
+            side = "above" if spec.above else "below"
+            line += f" ({side if beyond else 'not ' + side} {_number(spec.threshold, unit)})"
+            figures["crossed"] = beyond
+        return line, figures
     low = min(finite, key=lambda point: point[1])
     high = max(finite, key=lambda point: point[1])
     last = finite[-1]
@@ -296,8 +306,7 @@ class PrometheusConnector:
         try:
             names = PrometheusClient(source).get("/api/v1/label/__name__/values", {})
         except (ToolError, ConfigError) as exc:
-            return SourceCheck(source=source_name, kind=self.kind, reachable=False,
-                               latency_ms=(time.perf_counter() - started) * 1000, detail=str(exc))
+            return SourceCheck.timed(started, source_name, self.kind, reachable=False, detail=str(exc))
         count = len(names) if isinstance(names, list) else 0
-        return SourceCheck(source=source_name, kind=self.kind, reachable=True, seen=count,
-                           latency_ms=(time.perf_counter() - started) * 1000, detail=f"{count} metric names")
+        return SourceCheck.timed(started, source_name, self.kind, reachable=True, seen=count,
+                                 detail=f"{count} metric names")

@@ -69,12 +69,18 @@ class SQLSource(SourceConfig):
 class SQLToolSpec(ToolConfig):
     sql: str = Field(min_length=1, description="one read-only statement with :name parameters")
 
-    @model_validator(mode="after")
-    def _read_only(self) -> SQLToolSpec:
+    @field_validator("sql")
+    @classmethod
+    def _read_only(cls, sql: str) -> str:
         try:
-            used = check_read_only(self.sql)
+            check_read_only(sql)
         except UnsafeSQL as exc:
-            raise ValueError(f"sql: {exc}") from None
+            raise ValueError(str(exc)) from None
+        return sql
+
+    @model_validator(mode="after")
+    def _declared(self) -> SQLToolSpec:
+        used = check_read_only(self.sql)
         undeclared = sorted(set(used) - set(self.params))
         if undeclared:
             raise ValueError(f"sql uses :{', :'.join(undeclared)} but params declares no such argument")
@@ -249,7 +255,5 @@ class SQLConnector:
         try:
             seen, detail = self._runner(source, base_dir).check()
         except ToolError as exc:
-            return SourceCheck(source=source_name, kind=self.kind, reachable=False,
-                               latency_ms=(time.perf_counter() - started) * 1000, detail=str(exc))
-        return SourceCheck(source=source_name, kind=self.kind, reachable=True, seen=seen,
-                           latency_ms=(time.perf_counter() - started) * 1000, detail=detail)
+            return SourceCheck.timed(started, source_name, self.kind, reachable=False, detail=str(exc))
+        return SourceCheck.timed(started, source_name, self.kind, reachable=True, seen=seen, detail=detail)
