@@ -46,6 +46,9 @@ class Domain(BaseModel):
     now: datetime | None = Field(
         default=None, description="the data's clock, for a frozen data set ('2026-03-02 18:00'); omit for real time"
     )
+    timezone: str | None = Field(
+        default=None, description="label of the data's local time (e.g. UTC+8), shown by get_current_datetime"
+    )
     skills: list[Skill] = Field(default_factory=list, description="runbooks; a domain directory adds skills/*.yaml")
     knowledge: list[str] = Field(
         default_factory=lambda: ["knowledge"],
@@ -136,7 +139,7 @@ class Domain(BaseModel):
     def data_source(self, store: CursorProvider, *, database: str | None = None) -> DataSource:
         """What the tools read: the audit store's DuckDB, this domain's knowledge and clock."""
         clock: Callable[[], datetime] | None = (lambda: self.now) if self.now is not None else None  # type: ignore
-        return DataSource(store, knowledge=self.knowledge_base(), clock=clock)
+        return DataSource(store, knowledge=self.knowledge_base(), clock=clock, timezone=self.timezone)
 
     def prepare(self, store: CursorProvider, *, database: str | None = None) -> None:
         """Anything to set up before the first question (nothing for a file-based domain)."""

@@ -31,7 +31,7 @@ def make_toolbox(audit: AuditStore) -> Callable[..., Toolbox]:
         parsed = parse_sources(sources)
         registry = ToolRegistry(build_tools(parsed, parse_tools(tools, parsed), base_dir=base_dir))
         session = audit.start_session(f"connectors {uuid.uuid4().hex[:8]}")
-        return Toolbox(audit, session, registry=registry, source=DataSource(audit, demo_world=False))
+        return Toolbox(audit, session, registry=registry, source=DataSource(audit))
 
     return make
 
