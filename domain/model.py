@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, 
 from evigate.domain.skills import KNOWN_PLACEHOLDERS as _GENERIC_PLACEHOLDERS
 from evigate.domain.skills import Skill
 from evigate.domain.vocabulary import EntityExtractor, Vocabulary
+from evigate.rules.text.vocabulary import EntityVocabulary
 from evigate.tools.base import ToolRegistry
 from evigate.tools.clock import GetCurrentDatetime
 from evigate.tools.connectors import (
@@ -99,6 +100,17 @@ class Domain(BaseModel):
     def extract_entities(self, query: str) -> dict[str, Any]:
         """The entities a question names, by this domain's vocabulary (see `EntityExtractor`)."""
         return self.extractor.extract(query)
+
+    def entity_vocabulary(self) -> EntityVocabulary:
+        """The names the Gatekeeper's entity rules must recognise beyond entity shapes: services, error codes, metric
+        names and other names as identifiers, and the vocabulary's id patterns."""
+        vocabulary = self.vocabulary
+        return EntityVocabulary(
+            services=frozenset(vocabulary.services),
+            error_codes=frozenset(vocabulary.error_codes),
+            identifiers=frozenset([*vocabulary.metrics, *vocabulary.names]),
+            id_patterns=tuple(vocabulary.id_patterns),
+        )
 
     def knowledge_dirs(self) -> list[Path]:
         base = self.base_dir or Path.cwd()
