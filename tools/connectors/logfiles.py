@@ -11,6 +11,7 @@ import glob
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -169,7 +170,7 @@ class LogFilesTool(ConnectorTool):
         self.reader = reader
         self.timeout_s = timeout_s
 
-    def query(self, args: LogQueryArgs) -> ToolOutput:
+    def query(self, args: LogQueryArgs, now: Callable[[], datetime]) -> ToolOutput:
         files = self.reader.files()
         if not files:
             raise ToolError(f"{self.name}: no log files match {self.reader.source.path}")
@@ -191,7 +192,7 @@ class LogFilesTool(ConnectorTool):
         for bound, op in (("start", ">="), ("end", "<=")):
             value = getattr(args, bound)
             if value:
-                moment = parse_time(value)
+                moment = parse_time(value, now=now)
                 where.append(f"ts {op} ?")
                 params.append(moment)
                 echo.append(f"{bound}={iso(moment)}")

@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -261,7 +262,7 @@ class MCPTool(ConnectorTool):
         self.server_name = config.server_name
         self.client = client
 
-    def query(self, args: Any) -> ToolOutput:
+    def query(self, args: Any, now: Callable[[], datetime]) -> ToolOutput:
         arguments = args.model_dump(by_alias=True, exclude_none=True)
         result = self.client.call_tool(self.server_name, arguments)
         text = cap_output(result_text(result), self.max_output_chars)
