@@ -140,3 +140,27 @@ def test_a_scripted_program_answers_from_every_source_with_no_trace_of_the_demo(
     assert READER_PASSWORD not in shown.stdout
     leaked = [marker for marker in DEMO_MARKERS if marker in shown.stdout]
     assert not leaked, leaked
+
+
+@pytest.mark.local_model
+def test_evigate_ask_on_the_embedded_model_answers_from_the_domain(northwind: Path, tmp_path: Path) -> None:
+    """The real pipeline (embedded Qwen2.5-Coder-0.5B through llama.cpp) plans and calls Northwind's tools."""
+    database = tmp_path / "ask-audit.duckdb"
+    env = {**os.environ, "EVIGATE_DATABASE": str(database), "EVIGATE_TIMEOUTS__AGENT_SECONDS": "420",
+           "EVIGATE_PROGRAM_DIR": str(tmp_path / "no-compiled-program")}
+    evigate = [sys.executable, "-m", "evigate.cli"]
+    ask = subprocess.run([*evigate, "ask", "--domain", str(northwind), QUERY, "--json"], capture_output=True,
+                         text=True, env=env, timeout=2400, cwd=tmp_path)
+    assert ask.returncode == 0, ask.stderr[-3000:]
+    result = json.loads(ask.stdout)
+    answer = result["answer"]
+    assert answer.strip() and '{"' not in answer and "```" not in answer
+    shown = subprocess.run([*evigate, "show", result["session_id"], "--json"], capture_output=True, text=True,
+                           env=env, timeout=120, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    session = json.loads(shown.stdout)
+    called = {inv["tool_name"] for inv in session["tool_invocations"]}
+    assert called and called <= {*SOURCE_TOOLS, "get_current_datetime"}, called
+    assert READER_PASSWORD not in shown.stdout
+    leaked = [marker for marker in DEMO_MARKERS if marker in shown.stdout]
+    assert not leaked, leaked
