@@ -15,9 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from evigate.demo import build_world, world_stats
+from evigate.demo import build_world, demo_toolbox, world_stats
 from evigate.store import AuditStore
-from evigate.tools import Toolbox
 
 TOOL_CALLS: dict[str, list[dict]] = {
     "query_order": [{"order_id": 123}, {"order_id": 456}, {"order_id": 99_999_999}],
@@ -56,7 +55,7 @@ def bench_build(folder: Path, repeats: int) -> tuple[list[float], dict[str, int]
 def bench_tools(folder: Path, calls: int) -> dict[str, list[float]]:
     latencies: dict[str, list[float]] = {}
     with AuditStore(folder / "build-0.duckdb") as store:
-        toolbox = Toolbox(store, store.start_session("bench"))
+        toolbox = demo_toolbox(store, store.start_session("bench"))
         for name, variants in TOOL_CALLS.items():
             toolbox.call(name, **variants[0])  # warm caches (knowledge index, world check)
             for index in range(calls):

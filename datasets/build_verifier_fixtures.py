@@ -53,9 +53,8 @@ INCIDENT_VARIANTS: tuple[tuple[str, tuple[str, ...], str, tuple[str, ...]], ...]
 
 def build_fixtures(scenarios_path: Path = SCENARIOS_PATH, database: Path | None = None) -> list[VerifierCase]:
     """Run every scenario against a new demo world and return the labelled cases."""
-    from evigate.demo import ensure_world
+    from evigate.demo import demo_toolbox, ensure_world
     from evigate.store import AuditStore
-    from evigate.tools import Toolbox
 
     document = yaml.safe_load(scenarios_path.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="evigate-fixtures-") as scratch:
@@ -65,7 +64,7 @@ def build_fixtures(scenarios_path: Path = SCENARIOS_PATH, database: Path | None 
         for scenario in document["scenarios"]:
             session_id = f"dw-{scenario['id']}"
             store.start_session(scenario["query"], session_id=session_id)
-            toolbox = Toolbox(store, session_id=session_id)
+            toolbox = demo_toolbox(store, session_id)
             call_ids = []
             for tool, args in scenario["calls"]:
                 result = toolbox.call(tool, **args)

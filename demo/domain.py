@@ -22,6 +22,7 @@ from evigate.demo.entities import DEMO_VOCABULARY
 from evigate.domain.model import Domain
 from evigate.domain.skills import load_skills as load_skill_dir
 from evigate.tools.base import ToolRegistry
+from evigate.tools.clock import GetCurrentDatetime
 from evigate.tools.source import CursorProvider, DataSource
 
 WORLD_FILE_FOR_SERVER_STORES = "evigate-world.duckdb"
@@ -41,15 +42,26 @@ def load_skills(directory: str | Path | None = None) -> list[Any]:
     return load_skill_dir(directory or skills_dir(), DEMO_VOCABULARY.placeholders())
 
 
+WORLD_TIMEZONE = "UTC+8"
+
+
+class WorldClock(GetCurrentDatetime):
+    """The demo world's clock: world time in Asia/Shanghai."""
+
+    description = (
+        "Current date and time of the data source (local time, UTC+8), to turn 'the last 30 minutes' into a "
+        "window. Auxiliary: not evidence."
+    )
+
+
 def demo_registry() -> ToolRegistry:
     """A fresh registry of the demo world's five tools (a new object each call: extend it freely)."""
     from evigate.demo.tools.logs import QueryLogs
     from evigate.demo.tools.metrics import QueryMetrics
     from evigate.demo.tools.orders import QueryOrder
-    from evigate.tools.clock import GetCurrentDatetime
     from evigate.tools.knowledge import LookupKnowledge
 
-    return ToolRegistry([LookupKnowledge(), QueryLogs(), QueryMetrics(), QueryOrder(), GetCurrentDatetime()])
+    return ToolRegistry([LookupKnowledge(), QueryLogs(), QueryMetrics(), QueryOrder(), WorldClock()])
 
 
 def demo_source(store: CursorProvider, *, knowledge: Any = None, clock: Any = None) -> DataSource:
@@ -60,7 +72,8 @@ def demo_source(store: CursorProvider, *, knowledge: Any = None, clock: Any = No
             stamp = world_info(cursor).get("now")
         return datetime.fromisoformat(stamp) if stamp else WORLD_NOW
 
-    source = DataSource(store, knowledge=knowledge or knowledge_dir(), clock=clock or world_now, prepare=ensure_world)
+    source = DataSource(store, knowledge=knowledge or knowledge_dir(), clock=clock or world_now, prepare=ensure_world,
+                        timezone=WORLD_TIMEZONE)
     return source
 
 

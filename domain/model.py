@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, 
 from evigate.domain.skills import KNOWN_PLACEHOLDERS as _GENERIC_PLACEHOLDERS
 from evigate.domain.skills import Skill
 from evigate.domain.vocabulary import EntityExtractor, Vocabulary
+from evigate.rules.text.vocabulary import EntityVocabulary
 from evigate.tools.base import ToolRegistry
 from evigate.tools.clock import GetCurrentDatetime
 from evigate.tools.connectors import (
@@ -45,6 +46,9 @@ class Domain(BaseModel):
     vocabulary: Vocabulary = Field(default_factory=Vocabulary)
     now: datetime | None = Field(
         default=None, description="the data's clock, for a frozen data set ('2026-03-02 18:00'); omit for real time"
+    )
+    timezone: str | None = Field(
+        default=None, description="label of the data's local time (e.g. UTC+8), shown by get_current_datetime"
     )
     skills: list[Skill] = Field(default_factory=list, description="runbooks; a domain directory adds skills/*.yaml")
     knowledge: list[str] = Field(
@@ -97,6 +101,17 @@ class Domain(BaseModel):
         """The entities a question names, by this domain's vocabulary (see `EntityExtractor`)."""
         return self.extractor.extract(query)
 
+    def entity_vocabulary(self) -> EntityVocabulary:
+        """The names the Gatekeeper's entity rules must recognise beyond entity shapes: services, error codes, metric
+        names and other names as identifiers, and the vocabulary's id patterns."""
+        vocabulary = self.vocabulary
+        return EntityVocabulary(
+            services=frozenset(vocabulary.services),
+            error_codes=frozenset(vocabulary.error_codes),
+            identifiers=frozenset([*vocabulary.metrics, *vocabulary.names]),
+            id_patterns=tuple(vocabulary.id_patterns),
+        )
+
     def knowledge_dirs(self) -> list[Path]:
         base = self.base_dir or Path.cwd()
         return [path for path in ((base / folder).resolve() for folder in self.knowledge) if path.is_dir()]
@@ -136,7 +151,7 @@ class Domain(BaseModel):
     def data_source(self, store: CursorProvider, *, database: str | None = None) -> DataSource:
         """What the tools read: the audit store's DuckDB, this domain's knowledge and clock."""
         clock: Callable[[], datetime] | None = (lambda: self.now) if self.now is not None else None  # type: ignore
-        return DataSource(store, knowledge=self.knowledge_base(), clock=clock)
+        return DataSource(store, knowledge=self.knowledge_base(), clock=clock, timezone=self.timezone)
 
     def prepare(self, store: CursorProvider, *, database: str | None = None) -> None:
         """Anything to set up before the first question (nothing for a file-based domain)."""

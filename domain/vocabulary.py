@@ -78,11 +78,28 @@ class Vocabulary(BaseModel):
     metrics: dict[str, str] = Field(
         default_factory=dict, description="metric name -> regex of words hinting at it (e.g. 'latency|p99|slow')"
     )
+    names: list[str] = Field(
+        default_factory=list,
+        description="other names the Gatekeeper must treat as entities (namespaces, stored procedures, hosts)",
+    )
+    id_patterns: list[str] = Field(
+        default_factory=list, description="regexes whose every match is an identifier for the Gatekeeper (ORD-\\d{6})"
+    )
 
     @field_validator("error_code_pattern")
     @classmethod
     def _pattern(cls, value: str | None) -> str | None:
         return _compiles(value) if value else None
+
+    @field_validator("id_patterns")
+    @classmethod
+    def _id_patterns(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression ({exc}): {pattern!r}") from None
+        return value
 
     @field_validator("metrics")
     @classmethod

@@ -107,6 +107,7 @@ class DiagnosisProgram(dspy.Module):
             overrides_map = {rule_id: {"enabled": False} for rule_id in gatekeeper.verdict_impacts}
         if overrides_map:
             gatekeeper = gatekeeper.with_overrides(overrides_map)
+        gatekeeper = gatekeeper.with_vocabulary(chosen.entity_vocabulary())  # the domain's names are entities too
         ex = settings.executor
         evidence_chars = ex.local_max_evidence_chars if is_local_model(settings.models.for_agent("executor")) else None
         return cls(

@@ -12,11 +12,11 @@ class GetCurrentDatetimeArgs(ToolArgs):
 
 
 class GetCurrentDatetime(Tool):
-    """Current date and time as the data source sees it (the demo world's clock by default)."""
+    """Current date and time as the data source sees it (the domain's clock)."""
 
     name = "get_current_datetime"
     description = (
-        "Current date and time of the data source (local time, UTC+8), to turn 'the last 30 minutes' into a "
+        "Current date and time of the data source (its local time), to turn 'the last 30 minutes' into a "
         "window. Auxiliary: not evidence."
     )
     is_evidence = False
@@ -24,4 +24,5 @@ class GetCurrentDatetime(Tool):
 
     def run(self, args: GetCurrentDatetimeArgs, world: DataSource) -> ToolOutput:
         now = world.now()
-        return ToolOutput(text=f"current datetime: {format_second(now)} (UTC+8)", retrieval_details=None)
+        zone = f" ({world.timezone})" if world.timezone else ""
+        return ToolOutput(text=f"current datetime: {format_second(now)}{zone}", retrieval_details=None)

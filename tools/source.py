@@ -25,7 +25,8 @@ class DataSource:
     `store` is anything with `.cursor()` (an `AuditStore`, a `duckdb` connection): custom tools may read any table
     through `cursor()`. `knowledge` is a knowledge base or a folder of Markdown (none: an empty base). `clock` is
     the data's "now" (default: the real clock). `prepare(store)` runs once, before the first cursor is handed out:
-    a domain that builds its data on first use (the demo world) does it there.
+    a domain that builds its data on first use (the demo world) does it there. `timezone` labels the data's
+    local time ("UTC+8") where the clock is shown.
     """
 
     def __init__(
@@ -35,7 +36,9 @@ class DataSource:
         knowledge: KnowledgeBase | str | Path | None = None,
         clock: Callable[[], datetime] | None = None,
         prepare: Callable[[CursorProvider], object] | None = None,
+        timezone: str | None = None,
     ) -> None:
+        self.timezone = timezone
         self._store = store
         self._knowledge = knowledge
         self._clock = clock

@@ -17,7 +17,7 @@ _DATE_TIME = re.compile(
 )
 _CLOCK = re.compile(r"^(?P<time>\d{1,2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)$")
 _WINDOW_SEPARATORS = (" to ", "~", "～", "至", "到", "/", " - ", "—")
-TIME_HELP = "use 'YYYY-MM-DD HH:MM[:SS]' or 'HH:MM' (local time, UTC+8)"
+TIME_HELP = "use 'YYYY-MM-DD HH:MM[:SS]' or 'HH:MM' (local time of the data)"
 
 
 def _clock(text: str) -> time:
@@ -68,7 +68,7 @@ def _offset(zone: str) -> timezone:
 def parse_window(value: Any) -> tuple[datetime | time, datetime | time]:
     """A "START/END" window (also "START~END", "START to END", "START 至 END"); ValueError otherwise."""
     if not isinstance(value, str):
-        raise ValueError(f"time_window must be a string like '2026-11-28 14:00/2026-11-28 14:30', got {value!r}")
+        raise ValueError(f"time_window must be a string like '2026-03-02 14:00/2026-03-02 14:30', got {value!r}")
     text = value.strip()
     for separator in _WINDOW_SEPARATORS:
         position = text.find(separator)

@@ -37,6 +37,9 @@ def test_the_built_in_planner_plans_with_the_domains_skills_and_vocabulary(start
     assert {"tool": "search_logs", "args": {"business_id": "1001"}} in [
         {"tool": step.tool, "args": step.args} for step in plan.steps]
     assert program.registry.names() == ["search_logs", "lookup_knowledge", "get_current_datetime"]
+    vocabulary = program.gatekeeper.vocabulary  # the Gatekeeper's entity rules get the domain's names
+    assert vocabulary is not None and "checkout-api" in vocabulary.services
+    assert "DB_POOL_TIMEOUT" in vocabulary.error_codes and "latency_p99" in vocabulary.identifiers
     program.store.close()
 
 
