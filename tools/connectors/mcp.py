@@ -16,6 +16,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
@@ -142,9 +143,11 @@ class MCPClient:
 
     @staticmethod
     async def _all_tools(session: Any) -> list[Any]:
+        from mcp import types
+
         tools, cursor = [], None
         while True:
-            page = await session.list_tools(params={"cursor": cursor} if cursor else None)
+            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
             tools.extend(page.tools)
             cursor = getattr(page, "next_cursor", None)
             if not cursor or len(tools) > 1000:
@@ -165,6 +168,19 @@ class MCPClient:
             return await session.call_tool(name, arguments)
 
         return self.live.run(use)
+
+
+_CLIENTS: dict[tuple[str, str], MCPClient] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def shared_client(source: MCPSource, base_dir: Path) -> MCPClient:
+    """One client (one live session, one stdio server) per source configuration, however often tools are built."""
+    key = (source.model_dump_json(), str(Path(base_dir).resolve()))
+    with _CLIENTS_LOCK:
+        if key not in _CLIENTS:
+            _CLIENTS[key] = MCPClient(source, base_dir)
+        return _CLIENTS[key]
 
 
 def _field_name(prop: str, taken: set[str]) -> str:
@@ -257,7 +273,7 @@ class MCPConnector:
     ToolSpec = MCPToolSpec
 
     def build_tools(self, source_name: str, source: Any, tools: list[Any], *, base_dir: Path) -> list[Tool]:
-        client = MCPClient(source, base_dir)
+        client = shared_client(source, base_dir)
         try:
             offered = {tool.name: tool for tool in client.list_tools()}
         except ToolError as exc:

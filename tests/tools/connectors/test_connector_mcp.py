@@ -44,7 +44,9 @@ def test_stdio_tools_are_allow_listed_and_recorded(prometheus: str, make_toolbox
     missing = toolbox.call("latency_series", query="up")
     assert not missing.success and "start: Field required" in missing.error
     live = toolbox.registry.get("latency_series").client.live
-    assert live.opened == 1  # the stdio server was started once, for the tool list and all three calls
+    rebuilt = make_toolbox(_stdio(prometheus), [RANGE], tmp_path)  # building the tools again reuses the session
+    assert rebuilt.registry.get("latency_series").client.live is live
+    assert live.opened == 1  # the stdio server was started once, for both tool lists and all three calls
     rows = toolbox.invocations()
     assert [(row.tool_name, row.success, row.is_evidence) for row in rows] == [
         ("latency_series", True, True), ("prom_list_metrics", True, False), ("latency_series", False, True)]
