@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -169,10 +171,32 @@ class ConnectorTool(Tool):
         self.Args = args_model or config.args_model()  # type: ignore[misc]
 
     def run(self, args: Any, world: DataSource | None = None) -> ToolOutput:
-        return self.query(args)
+        return self.query(args, data_clock(world))
 
-    def query(self, args: Any) -> ToolOutput:  # pragma: no cover - every connector tool overrides it
+    def query(self, args: Any, now: Callable[[], datetime]) -> ToolOutput:  # pragma: no cover - overridden
+        """Run the call; `now` is the domain's clock (a frozen data set's `now`, else real time), UTC-aware."""
         raise NotImplementedError
+
+
+def data_clock(world: Any) -> Callable[[], datetime]:
+    """The data's clock as UTC-aware datetimes: `world.now()` when the domain freezes time, else real UTC time.
+
+    `DataSource.now()` is naive; a naive value within a few seconds of the local wall clock is the real clock
+    (read as local time), anything else is a domain's frozen `now`, which connector data states in UTC.
+    """
+    now = getattr(world, "now", None)
+    if not callable(now):
+        return lambda: datetime.now(UTC)
+
+    def aware() -> datetime:
+        moment = now()
+        if moment.tzinfo is not None:
+            return moment.astimezone(UTC)
+        if abs((moment - datetime.now()).total_seconds()) < 5:
+            return datetime.now(UTC)
+        return moment.replace(tzinfo=UTC)
+
+    return aware
 
 
 def secret_from_env(variable: str | None, *, what: str) -> str | None:

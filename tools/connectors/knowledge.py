@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -81,7 +83,7 @@ class KnowledgeTool(ConnectorTool):
         super().__init__(config, LookupKnowledgeArgs)
         self.live = live
 
-    def query(self, args: LookupKnowledgeArgs) -> ToolOutput:
+    def query(self, args: LookupKnowledgeArgs, now: Callable[[], datetime]) -> ToolOutput:
         output = LookupKnowledge().run(args, _KnowledgeView(self.live.current()))  # type: ignore[arg-type]
         return ToolOutput(text=output.text.replace("lookup_knowledge", self.name, 1),
                           retrieval_details=output.retrieval_details)

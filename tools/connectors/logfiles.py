@@ -11,6 +11,7 @@ import glob
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -140,7 +141,7 @@ class LogReader:
                         return "NULL"
                     return f"nullif(regexp_extract(line, {_sql_string(self.source.text_pattern)}, {groups[key]}), '')"
         return (
-            f"SELECT try_cast({column(roles.timestamp)} AS TIMESTAMPTZ) AS ts, {column(roles.service)} AS service, "
+            f"SELECT {_timestamp(column(roles.timestamp))} AS ts, {column(roles.service)} AS service, "
             f"{column(roles.level)} AS level, {column(roles.message)} AS message, "
             f"{column(roles.trace_id)} AS trace_id, {column(roles.business_id)} AS business_id, line "
             f"FROM ({raw} LIMIT {self.source.max_rows_scanned})"
@@ -157,6 +158,13 @@ def _rows(connection: duckdb.DuckDBPyConnection, sql: str, params: list[Any], ti
     return run_duckdb(connection, sql, params, timeout_s)[1]
 
 
+def _timestamp(value: str) -> str:
+    """ISO-8601 text, or epoch seconds / milliseconds, as TIMESTAMPTZ (NULL when it is neither)."""
+    number = f"try_cast({value} AS DOUBLE)"
+    epoch = f"to_timestamp(CASE WHEN {number} > 1e11 THEN {number} / 1000 ELSE {number} END)"
+    return f"coalesce(try_cast({value} AS TIMESTAMPTZ), CASE WHEN {number} IS NOT NULL THEN {epoch} END)"
+
+
 def _json_key(key: str) -> str:
     """A JSON path segment for key (dotted keys address nested objects: `http.status`)."""
     return ".".join(part if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part) else '"' + part.replace('"', "") + '"'
@@ -169,7 +177,7 @@ class LogFilesTool(ConnectorTool):
         self.reader = reader
         self.timeout_s = timeout_s
 
-    def query(self, args: LogQueryArgs) -> ToolOutput:
+    def query(self, args: LogQueryArgs, now: Callable[[], datetime]) -> ToolOutput:
         files = self.reader.files()
         if not files:
             raise ToolError(f"{self.name}: no log files match {self.reader.source.path}")
@@ -191,7 +199,7 @@ class LogFilesTool(ConnectorTool):
         for bound, op in (("start", ">="), ("end", "<=")):
             value = getattr(args, bound)
             if value:
-                moment = parse_time(value)
+                moment = parse_time(value, now=now)
                 where.append(f"ts {op} ?")
                 params.append(moment)
                 echo.append(f"{bound}={iso(moment)}")
@@ -267,7 +275,7 @@ class LogFilesConnector:
             problems["lines without a parseable timestamp"] = total - timed
         if total and with_message < total:
             problems["lines without a message"] = total - with_message
-        detail = f"{len(files)} files, {total} lines"
+        detail = f"{len(files)} file{'s' if len(files) != 1 else ''}, {total} lines"
         if problems:
             detail += "; " + ", ".join(f"{count} {what}" for what, count in problems.items())
         return SourceCheck.timed(started, source_name, self.kind, reachable=total > 0 and timed > 0, seen=total,

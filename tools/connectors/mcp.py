@@ -3,12 +3,13 @@
 Only allow-listed server tools become evigate tools: each one declared under `tools:` (with its own name,
 description and `is_evidence`), plus any server tool matching a pattern in the source's `allow` list. The
 server's input schema becomes the tool's pydantic `Args`, so a bad call fails validation and is recorded like
-any other failed call. Every call opens a session (official `mcp` SDK), calls the tool under the source's
-timeout and closes it. Credentials reach the server only through the environment (`env_from`, `token_env`).
+any other failed call. Calls share one live session (official `mcp` SDK; see mcp_session.py), each under the
+source's timeout. Credentials reach the server only through the environment (`env_from`, `token_env`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import re
@@ -17,11 +18,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-import anyio
 from pydantic import Field, create_model, field_validator, model_validator
 
 from evigate.errors import ConfigError, ToolError
@@ -35,10 +36,10 @@ from evigate.tools.connectors.base import (
     resolve_path,
     secret_from_env,
 )
+from evigate.tools.connectors.mcp_session import LiveSession, run_async, tool_error
 from evigate.tools.formatting import one_line
 from evigate.tools.toolbox import cap_output
 
-T = TypeVar("T")
 _JSON_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool,
                                "array": list[Any], "object": dict[str, Any]}
 
@@ -84,51 +85,13 @@ class MCPToolSpec(ToolConfig):
         return self.mcp_tool or self.name
 
 
-def run_async(factory: Callable[[], Awaitable[T]], timeout_s: float) -> T:
-    """Run a coroutine to completion on its own event loop and thread, failing after `timeout_s`."""
-    outcome: dict[str, Any] = {}
-
-    async def bounded() -> T:
-        with anyio.fail_after(timeout_s):
-            return await factory()
-
-    def target() -> None:
-        try:
-            outcome["value"] = anyio.run(bounded)
-        except BaseException as exc:  # handed to the calling thread
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=target, name="evigate-mcp", daemon=True)
-    worker.start()
-    worker.join(timeout_s + 15)
-    if worker.is_alive():
-        raise ToolError(f"MCP server did not finish within {timeout_s:g}s")
-    if "error" in outcome:
-        raise _tool_error(outcome["error"], timeout_s) from None
-    return outcome["value"]
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _tool_error(exc: BaseException, timeout_s: float) -> ToolError:
-    leaf = _leaf(exc)
-    if isinstance(leaf, ToolError):
-        return leaf
-    if isinstance(leaf, TimeoutError):
-        return ToolError(f"MCP server did not answer within {timeout_s:g}s")
-    return ToolError(f"MCP server failed: {type(leaf).__name__}: {one_line(str(leaf), 300)}")
-
-
 class MCPClient:
-    """Opens one SDK session per operation over the source's transport."""
+    """SDK sessions over the source's transport: one live session for calls, fresh ones for checks."""
 
     def __init__(self, source: MCPSource, base_dir: Path) -> None:
         self.source = source
         self.base_dir = base_dir
+        self.live = LiveSession(self.open, source.timeout_s)
 
     def _command(self) -> tuple[str, list[str]]:
         program, *args = self.source.command
@@ -145,7 +108,9 @@ class MCPClient:
             env[server_variable] = secret_from_env(ours, what=f"mcp env_from.{server_variable}") or ""
         return env
 
-    async def _session(self, use: Callable[[Any], Awaitable[T]]) -> T:
+    @contextlib.asynccontextmanager
+    async def open(self) -> AsyncIterator[Any]:
+        """An initialised SDK session over the source's transport."""
         from mcp import ClientSession
 
         if self.source.transport == "stdio":
@@ -159,12 +124,13 @@ class MCPClient:
                     async with stdio_client(params, errlog=errlog) as (read, write), \
                             ClientSession(read, write, read_timeout_seconds=self.source.timeout_s) as session:
                         await session.initialize()
-                        return await use(session)
+                        yield session
                 except Exception as exc:
                     errlog.seek(0)
                     tail = one_line(errlog.read()[-400:], 400)
-                    raise ToolError(f"{_tool_error(exc, self.source.timeout_s)}"
+                    raise ToolError(f"{tool_error(exc, self.source.timeout_s)}"
                                     + (f" (server stderr: {tail})" if tail else "")) from None
+            return
         from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
         token = secret_from_env(self.source.token_env, what="mcp token_env")
@@ -173,25 +139,48 @@ class MCPClient:
                 streamable_http_client(str(self.source.url), http_client=http) as (read, write), \
                 ClientSession(read, write, read_timeout_seconds=self.source.timeout_s) as session:
             await session.initialize()
-            return await use(session)
+            yield session
 
-    def list_tools(self) -> list[Any]:
-        async def use(session: Any) -> list[Any]:
-            tools, cursor = [], None
-            while True:
-                page = await session.list_tools(params={"cursor": cursor} if cursor else None)
-                tools.extend(page.tools)
-                cursor = getattr(page, "next_cursor", None)
-                if not cursor or len(tools) > 1000:
-                    return tools
+    @staticmethod
+    async def _all_tools(session: Any) -> list[Any]:
+        from mcp import types
 
-        return run_async(lambda: self._session(use), self.source.timeout_s)
+        tools, cursor = [], None
+        while True:
+            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            tools.extend(page.tools)
+            cursor = getattr(page, "next_cursor", None)
+            if not cursor or len(tools) > 1000:
+                return tools
+
+    def list_tools(self, *, fresh: bool = False) -> list[Any]:
+        """The server's tools; `fresh` opens a session of its own (a check), else the live session is used."""
+        if fresh:
+            async def once() -> list[Any]:
+                async with self.open() as session:
+                    return await self._all_tools(session)
+
+            return run_async(once, self.source.timeout_s)
+        return self.live.run(self._all_tools)
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         async def use(session: Any) -> Any:
             return await session.call_tool(name, arguments)
 
-        return run_async(lambda: self._session(use), self.source.timeout_s)
+        return self.live.run(use)
+
+
+_CLIENTS: dict[tuple[str, str], MCPClient] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def shared_client(source: MCPSource, base_dir: Path) -> MCPClient:
+    """One client (one live session, one stdio server) per source configuration, however often tools are built."""
+    key = (source.model_dump_json(), str(Path(base_dir).resolve()))
+    with _CLIENTS_LOCK:
+        if key not in _CLIENTS:
+            _CLIENTS[key] = MCPClient(source, base_dir)
+        return _CLIENTS[key]
 
 
 def _field_name(prop: str, taken: set[str]) -> str:
@@ -261,7 +250,7 @@ class MCPTool(ConnectorTool):
         self.server_name = config.server_name
         self.client = client
 
-    def query(self, args: Any) -> ToolOutput:
+    def query(self, args: Any, now: Callable[[], datetime]) -> ToolOutput:
         arguments = args.model_dump(by_alias=True, exclude_none=True)
         result = self.client.call_tool(self.server_name, arguments)
         text = cap_output(result_text(result), self.max_output_chars)
@@ -284,7 +273,7 @@ class MCPConnector:
     ToolSpec = MCPToolSpec
 
     def build_tools(self, source_name: str, source: Any, tools: list[Any], *, base_dir: Path) -> list[Tool]:
-        client = MCPClient(source, base_dir)
+        client = shared_client(source, base_dir)
         try:
             offered = {tool.name: tool for tool in client.list_tools()}
         except ToolError as exc:
@@ -308,7 +297,7 @@ class MCPConnector:
     def check(self, source_name: str, source: Any, *, base_dir: Path) -> SourceCheck:
         started = time.perf_counter()
         try:
-            offered = [tool.name for tool in MCPClient(source, base_dir).list_tools()]
+            offered = [tool.name for tool in MCPClient(source, base_dir).list_tools(fresh=True)]
         except ToolError as exc:
             return SourceCheck.timed(started, source_name, self.kind, reachable=False, detail=str(exc))
         allowed = [name for name in offered if any(fnmatch.fnmatchcase(name, p) for p in source.allow)]

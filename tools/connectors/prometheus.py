@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import string
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -225,10 +226,11 @@ class PrometheusTool(ConnectorTool):
         self.client = client
         self.max_series = max_series
 
-    def _window(self, args: Any) -> tuple[datetime, datetime, float]:
+    def _window(self, args: Any, now: Callable[[], datetime]) -> tuple[datetime, datetime, float]:
         try:
-            end = parse_time(args.end) if args.end else datetime.now(UTC)
-            start = parse_time(args.start) if args.start else end - timedelta(seconds=parse_duration(self.spec_.window))
+            end = parse_time(args.end, now=now) if args.end else now()
+            default_start = end - timedelta(seconds=parse_duration(self.spec_.window))
+            start = parse_time(args.start, now=now) if args.start else default_start
             if args.step:
                 step = parse_duration(args.step)
             elif self.spec_.step:
@@ -253,16 +255,16 @@ class PrometheusTool(ConnectorTool):
         except KeyError as exc:
             raise ToolError(f"{self.name}: argument {exc.args[0]} is required by the query") from None
 
-    def query(self, args: Any) -> ToolOutput:
+    def query(self, args: Any, now: Callable[[], datetime]) -> ToolOutput:
         if self.spec_.mode == "range":
-            start, end, step = self._window(args)
+            start, end, step = self._window(args, now)
             promql = self.promql(args, (end - start).total_seconds(), step)
             data = self.client.get("/api/v1/query_range", {"query": promql, "start": start.timestamp(),
                                                            "end": end.timestamp(), "step": step})
             header = (f"{self.name}: query `{promql}` from {iso(start)} to {iso(end)} step {format_duration(step)}")
         else:
             try:
-                moment = parse_time(args.time) if args.time else datetime.now(UTC)
+                moment = parse_time(args.time, now=now) if args.time else now()
             except ValueError as exc:
                 raise ToolError(f"{self.name}: {exc}") from None
             promql = self.promql(args, parse_duration(self.spec_.window), parse_duration(self.spec_.step or "1m"))

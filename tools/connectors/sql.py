@@ -12,6 +12,7 @@ import re
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -227,7 +228,7 @@ class SQLTool(ConnectorTool):
         self.runner = runner
         self.max_rows = max_rows
 
-    def query(self, args: Any) -> ToolOutput:
+    def query(self, args: Any, now: Callable[[], datetime]) -> ToolOutput:
         values = {name: getattr(args, name) for name in self.spec_.params}
         columns, rows = self.runner.run(self.spec_.sql, values, self.max_rows)
         echo = ", ".join(f"{name}={value!r}" for name, value in values.items()) or "no parameters"

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 
-# Strings, quoted identifiers, comments, dollar-quoted bodies, `::` casts, `:name` parameters, words, `;`.
+# Escape strings (E'\\''), strings, quoted identifiers, comments, dollar-quoted bodies, `::` casts, `:name`
+# parameters, words, `;`.
 _TOKEN = re.compile(
-    r"(?P<string>'(?:[^']|'')*')|(?P<ident>\"(?:[^\"]|\"\")*\")|(?P<line_comment>--[^\n]*)"
+    r"(?P<estring>(?<![A-Za-z0-9_])[Ee]'(?:[^'\\]|\\.|'')*')|(?P<string>'(?:[^']|'')*')"
+    r"|(?P<ident>\"(?:[^\"]|\"\")*\")|(?P<line_comment>--[^\n]*)"
     r"|(?P<block_comment>/\*.*?\*/)|(?P<dollar>\$(?P<tag>[A-Za-z_]*)\$.*?\$(?P=tag)\$)|(?P<cast>::)"
     r"|(?P<param>(?<![:\w]):(?P<name>[A-Za-z_][A-Za-z0-9_]*))|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<semi>;)"
     r"|(?P<percent>%)",

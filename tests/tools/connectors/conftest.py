@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,12 @@ def audit(tmp_path: Path) -> Iterator[AuditStore]:
 def make_toolbox(audit: AuditStore) -> Callable[..., Toolbox]:
     """make_toolbox(sources, tools, base_dir) → a Toolbox over exactly the declared tools."""
 
-    def make(sources: dict[str, Any], tools: list[dict[str, Any]], base_dir: Path) -> Toolbox:
+    def make(sources: dict[str, Any], tools: list[dict[str, Any]], base_dir: Path, *,
+             clock: Callable[[], datetime] | None = None) -> Toolbox:
         parsed = parse_sources(sources)
         registry = ToolRegistry(build_tools(parsed, parse_tools(tools, parsed), base_dir=base_dir))
         session = audit.start_session(f"connectors {uuid.uuid4().hex[:8]}")
-        return Toolbox(audit, session, registry=registry, source=DataSource(audit))
+        return Toolbox(audit, session, registry=registry, source=DataSource(audit, clock=clock))
 
     return make
 

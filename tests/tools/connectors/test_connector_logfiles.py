@@ -75,6 +75,15 @@ def test_logfmt_and_plain_text(tmp_path: Path, make_toolbox) -> None:
     assert text.output.splitlines()[1] == "2026-03-01T10:03:00Z WARN invoice-worker queue depth 900"
 
 
+def test_epoch_seconds_and_milliseconds_are_timestamps(tmp_path: Path, make_toolbox) -> None:
+    (tmp_path / "epoch.jsonl").write_text('{"timestamp": 1772359260, "message": "seconds"}\n'
+                                          '{"timestamp": 1772359320500, "message": "millis"}\n'
+                                          '{"timestamp": "soon", "message": "no time"}\n')
+    toolbox = _tool({"path": "epoch.jsonl"}, tmp_path, make_toolbox)
+    lines = toolbox.call("search_logs", start="2026-03-01T10:00:30Z").output.splitlines()
+    assert lines[1:] == ["2026-03-01T10:01:00Z - - seconds", "2026-03-01T10:02:00Z - - millis"]
+
+
 def test_bad_arguments_and_missing_files_are_failed_invocations(jsonl_dir: Path, make_toolbox) -> None:
     toolbox = _tool({"path": "logs/*.jsonl", "fields": JSON_FIELDS}, jsonl_dir, make_toolbox)
     bad = toolbox.call("search_logs", start="yesterday-ish")

@@ -43,6 +43,10 @@ def test_stdio_tools_are_allow_listed_and_recorded(prometheus: str, make_toolbox
     assert listed.success and "ledger_request_seconds_p99" in listed.output
     missing = toolbox.call("latency_series", query="up")
     assert not missing.success and "start: Field required" in missing.error
+    live = toolbox.registry.get("latency_series").client.live
+    rebuilt = make_toolbox(_stdio(prometheus), [RANGE], tmp_path)  # building the tools again reuses the session
+    assert rebuilt.registry.get("latency_series").client.live is live
+    assert live.opened == 1  # the stdio server was started once, for both tool lists and all three calls
     rows = toolbox.invocations()
     assert [(row.tool_name, row.success, row.is_evidence) for row in rows] == [
         ("latency_series", True, True), ("prom_list_metrics", True, False), ("latency_series", False, True)]
@@ -105,6 +109,7 @@ def test_streamable_http_transport(http_server: str, make_toolbox, tmp_path: Pat
     [source] = parse_sources(sources).values()
     check = CONNECTORS["mcp"].check("prom", source, base_dir=tmp_path)
     assert check.reachable and check.seen >= 5
+    toolbox.registry.get("instant_query").client.live.close()  # before the server stops
 
 
 def test_schema_to_args_model_and_result_text() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,15 @@ def test_range_query_summarises_min_max_last_and_threshold_crossing(prometheus: 
     quiet = toolbox.call("service_latency", service="invoice-worker", start="2026-03-01T10:00:00Z",
                          end="2026-03-01T11:00:00Z")
     assert "never above 2s" in quiet.output
+
+
+def test_default_window_ends_at_the_domains_clock(prometheus: str, make_toolbox, tmp_path) -> None:
+    frozen = make_toolbox(_sources(prometheus), [{**LATENCY, "window": "30m"}], tmp_path,
+                          clock=lambda: datetime(2026, 3, 1, 10, 40))
+    result = frozen.call("service_latency", service="ledger-api")
+    assert "from 2026-03-01T10:10:00Z to 2026-03-01T10:40:00Z step 1m: 1 series" in result.output
+    relative = frozen.call("service_latency", service="ledger-api", start="now-10m")
+    assert "from 2026-03-01T10:30:00Z to 2026-03-01T10:40:00Z" in relative.output
 
 
 def test_instant_query_and_window_variable(prometheus: str, make_toolbox, tmp_path) -> None:
