@@ -52,8 +52,9 @@ class Domain(BaseModel):
     )
     skills: list[Skill] = Field(default_factory=list, description="runbooks; a domain directory adds skills/*.yaml")
     knowledge: list[str] = Field(
-        default_factory=lambda: ["knowledge"],
-        description="Markdown folders behind the built-in lookup_knowledge tool, relative to the domain directory",
+        default_factory=list,
+        description="Markdown folders behind the built-in lookup_knowledge tool, relative to the domain directory "
+        "(a domain directory without this key uses its knowledge/ folder)",
     )
     sources: dict[str, SerializeAsAny[SourceConfig]] = Field(
         default_factory=dict, description="name -> {kind: logfiles|knowledge|…, …} (see docs/domains.md)"
