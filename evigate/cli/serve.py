@@ -14,7 +14,7 @@ from evigate.cli.app import app
 from evigate.cli.terminal import print_error
 from evigate.errors import EvigateError
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # log lines: never wrapped mid-word
 
 
 @app.command("serve")
@@ -46,12 +46,17 @@ def serve(
     except EvigateError as exc:
         print_error(err, exc)
         raise typer.Exit(2) from None
-    options = ServeOptions(token=token, max_body_bytes=max_body_kb * 1024, shutdown_wait_s=min(5.0, graceful))
+    def stopped(interrupted: list[str]) -> None:
+        pool.close()  # uvicorn re-raises SIGTERM once it returns: close the stores now, while we still run
+        marked = f"; marked interrupted: {', '.join(interrupted)}" if interrupted else ""
+        err.print(f"evigate serve stopped{marked}")
+
+    options = ServeOptions(token=token, max_body_bytes=max_body_kb * 1024, shutdown_wait_s=min(5.0, graceful),
+                           on_shutdown=stopped)
     server = uvicorn.Server(uvicorn_config(create_app(pool, options), host, port, graceful))
     auth = "bearer token required" if token else "no auth (loopback only)"
     err.print(f"evigate serve on http://{host}:{port} · {workers} worker(s), queue {queue_size} · {auth} · /docs")
     server.run()
-    pool.close()
     if not server.started:
         print_error(err, f"could not serve on {host}:{port} (see the message above)")
         raise typer.Exit(2)

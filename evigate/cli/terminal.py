@@ -33,7 +33,7 @@ def plain(value: object, limit: int | None = None) -> Text:
 
 def print_error(console: Console, message: object) -> None:
     """One line: ``error: <message>`` with the message printed literally."""
-    console.print(Text.assemble(("error: ", "bold red"), strip_controls(str(message))))
+    console.print(Text.assemble(("error: ", "bold red"), strip_controls(str(message))), soft_wrap=True)
 
 
 __all__ = ["escape", "plain", "print_error", "strip_controls"]

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import hmac
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -59,6 +59,8 @@ class ServeOptions:
     token: str | None = None  # bearer token required on /v1/*; None = no auth (loopback only, checked by the CLI)
     max_body_bytes: int = 16 * 1024
     shutdown_wait_s: float = 5.0  # after uvicorn's own graceful wait: last chance before marking interrupted
+    # called with the ids of the sessions marked interrupted, after the pool shut down (the CLI closes stores)
+    on_shutdown: Callable[[list[str]], None] | None = None
 
 
 class _Refused(Exception):
@@ -74,7 +76,9 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
-        await asyncio.to_thread(pool.shutdown, options.shutdown_wait_s)
+        interrupted = await asyncio.to_thread(pool.shutdown, options.shutdown_wait_s)
+        if options.on_shutdown is not None:
+            options.on_shutdown(interrupted)
 
     app = FastAPI(
         title="evigate",
