@@ -81,8 +81,9 @@ def show(
     from evigate.store import AuditStore
 
     try:
-        store = AuditStore(load_settings(database=str(database) if database else None).database, read_only=True)
-        record = session_record(store, session_id)
+        path = load_settings(database=str(database) if database else None).database
+        with AuditStore(path, read_only=True) as store:  # closed at once: another process may want to write
+            record = session_record(store, session_id)
     except EvigateError as exc:
         print_error(console, exc)
         raise typer.Exit(2) from None
