@@ -27,15 +27,17 @@ def sha256_of(path: Path) -> str:
 
 def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST
-    if not path.is_file():
-        return {}
+    return _read_object(path, "program manifest") if path.is_file() else {}
+
+
+def _read_object(path: Path, what: str) -> dict[str, Any]:
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        loaded = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path} is not a readable program manifest: {exc}") from None
-    if not isinstance(manifest, dict):
-        raise ConfigError(f"{path} is not a program manifest (not a JSON object)")
-    return manifest
+        raise ConfigError(f"{path} is not a readable {what}: {exc}") from None
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path} is not a {what} (not a JSON object)")
+    return loaded
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
@@ -67,12 +69,7 @@ def load_agent_state(module: Any, state_file: Path, agent: str) -> None:
             f"{state_file} does not match the digest in {state_file.parent / MANIFEST} (sha256 {actual[:12]}… "
             f"≠ {expected[:12]}…): the file was changed after it was saved; refusing to load it"
         )
-    try:
-        state = json.loads(state_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{state_file} is not a readable agent state: {exc}") from None
-    if not isinstance(state, dict):
-        raise ConfigError(f"{state_file} is not an agent state (not a JSON object)")
+    state = _read_object(state_file, "agent state")
     clean = {}
     for name, _ in module.named_parameters():
         saved = state.get(name)
