@@ -29,6 +29,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evigate.errors import EvigateError, SessionNotFoundError
+from evigate.serve.docs import mount_docs
 from evigate.serve.limits import BodyLimitMiddleware
 from evigate.serve.pool import DiagnosisPool, Job, PoolClosed, PoolFull
 from evigate.serve.records import session_record
@@ -85,7 +86,10 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
         description="Incident answers that cannot show an unproven sentence. Every answer has an audit chain.",
         version="1",
         lifespan=lifespan,
+        docs_url=None,  # served below from the installed swagger-ui-bundle: nothing is fetched from a CDN
+        redoc_url=None,
     )
+    mount_docs(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=options.max_body_bytes)
     bearer = HTTPBearer(auto_error=False)
 
