@@ -20,13 +20,15 @@ QUERY = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
 CONFIRMED = {"claim-1": "direct_observation", "claim-2": "direct_observation"}
 
 
-def scripted_factory(database: Path, *, sleep_s: float = 0.0) -> Callable[[], DiagnosisProgram]:
+def scripted_factory(
+    database: Path, *, sleep_s: float = 0.0, verdicts: dict[str, str] | None = None
+) -> Callable[[], DiagnosisProgram]:
     def build() -> DiagnosisProgram:
         return DiagnosisProgram.from_settings(
             database=database,
             planner=ScriptedPlanner(),
             executor=ScriptedExecutor(good_claims, sleep_s=sleep_s),
-            verifier=ScriptedVerifier(CONFIRMED),
+            verifier=ScriptedVerifier(verdicts or CONFIRMED),
             composer=ScriptedComposer(),
         )
 
@@ -35,7 +37,7 @@ def scripted_factory(database: Path, *, sleep_s: float = 0.0) -> Callable[[], Di
 
 @pytest.fixture()
 def start_server(private_world: Path) -> Iterator[Callable[..., ThreadedServer]]:
-    """``start_server(workers=, queue_size=, sleep_s=, token=, max_body_bytes=, graceful_s=, shutdown_wait_s=)``."""
+    """``start_server(workers=, queue_size=, sleep_s=, verdicts=, factory=, graceful_s=, **ServeOptions)``."""
     started: list[tuple[ThreadedServer, DiagnosisPool]] = []
 
     def start(
@@ -44,9 +46,12 @@ def start_server(private_world: Path) -> Iterator[Callable[..., ThreadedServer]]
         queue_size: int = 4,
         sleep_s: float = 0.0,
         graceful_s: float = 5.0,
+        factory: Callable[[], Any] | None = None,
+        verdicts: dict[str, str] | None = None,
         **options: Any,
     ) -> ThreadedServer:
-        pool = DiagnosisPool(scripted_factory(private_world, sleep_s=sleep_s), workers=workers, queue_size=queue_size)
+        factory = factory or scripted_factory(private_world, sleep_s=sleep_s, verdicts=verdicts)
+        pool = DiagnosisPool(factory, workers=workers, queue_size=queue_size)
         app = create_app(pool, ServeOptions(**options))
         server = ThreadedServer(app, port=free_port(), graceful_s=graceful_s).start()
         server.pool = pool  # type: ignore[attr-defined]

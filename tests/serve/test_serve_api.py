@@ -93,6 +93,40 @@ def test_progress_arrives_as_server_sent_events_in_stage_order_then_the_result(s
     assert sse_events(by_accept.text)[-1][0] == "result"
 
 
+def test_a_second_round_shows_in_the_events_round_numbers(start_server: Any) -> None:
+    server = start_server(verdicts={"claim-1": "unsupported", "claim-2": "unsupported"})
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        events = sse_events(client.post("/v1/diagnoses?stream=true", json={"query": QUERY}).text)
+    rounds = [(data["round"], data["stage"]) for name, data in events if name == "stage_started"]
+    assert rounds[:3] == [(1, "planner"), (1, "executor"), (1, "verifier")]
+    assert (2, "planner") in rounds and rounds.index((2, "planner")) == 3
+    assert events[-1][0] == "result" and events[-1][1]["rounds"] == 2
+
+
+class _BrokenProgram:
+    """A program whose infrastructure fails: what the API does when the store or the world is gone."""
+
+    settings = None
+    store = None
+
+    def __call__(self, query: str) -> Any:
+        from evigate.errors import StoreError
+
+        raise StoreError("audit database /srv/evigate.duckdb: disk I/O error")
+
+
+def test_a_failing_program_is_a_500_with_a_message_and_the_worker_lives_on(start_server: Any) -> None:
+    server = start_server(workers=1, factory=_BrokenProgram)
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        for _ in range(2):  # the same worker answers again
+            failed = client.post("/v1/diagnoses", json={"query": QUERY})
+            assert failed.status_code == 500
+            assert failed.json() == {"error": "diagnosis failed (StoreError): audit database /srv/evigate.duckdb: "
+                                              "disk I/O error"}
+        events = sse_events(client.post("/v1/diagnoses?stream=true", json={"query": QUERY}).text)
+    assert events[0][0] == "queued" and events[-1][0] == "error" and "disk I/O error" in events[-1][1]["error"]
+
+
 def test_a_token_is_required_on_the_api_but_not_on_health(start_server: Any) -> None:
     server = start_server(token=TOKEN)
     with httpx.Client(base_url=server.url, timeout=30) as client:
