@@ -30,12 +30,10 @@ def serve(
     program_dir: Path | None = typer.Option(None, "--program", help="compiled program directory to load"),
 ) -> None:
     """Serve diagnoses over HTTP: POST /v1/diagnoses, GET /v1/sessions/{id}, GET /healthz, /docs."""
-    import uvicorn
-
     from evigate.cli.diagnose import build_program
     from evigate.serve.app import ServeOptions, create_app
     from evigate.serve.pool import DiagnosisPool
-    from evigate.serve.runner import TOKEN_ENV, check_address, uvicorn_config
+    from evigate.serve.runner import TOKEN_ENV, Server, check_address, uvicorn_config
 
     token = os.environ.get(TOKEN_ENV) or None
     try:
@@ -53,7 +51,7 @@ def serve(
 
     options = ServeOptions(token=token, max_body_bytes=max_body_kb * 1024, shutdown_wait_s=min(5.0, graceful),
                            on_shutdown=stopped)
-    server = uvicorn.Server(uvicorn_config(create_app(pool, options), host, port, graceful))
+    server = Server(uvicorn_config(create_app(pool, options), host, port, graceful), on_exit=pool.stop_admitting)
     auth = "bearer token required" if token else "no auth (loopback only)"
     err.print(f"evigate serve on http://{host}:{port} · {workers} worker(s), queue {queue_size} · {auth} · /docs")
     server.run()

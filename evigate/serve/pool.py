@@ -141,13 +141,17 @@ class DiagnosisPool:
         with progress.observe(observer):
             return program(query=job.query)
 
+    def stop_admitting(self) -> None:
+        """From now on refuse new jobs and queued jobs that have not started; running sessions go on."""
+        with self._lock:
+            self._closed = True
+
     def shutdown(self, wait_s: float = 30.0) -> list[str]:
         """Take no more work; wait up to ``wait_s`` for running sessions; mark the rest interrupted.
 
         Returns the ids of the sessions marked interrupted. Queued jobs that never started are refused.
         """
-        with self._lock:
-            self._closed = True
+        self.stop_admitting()
         for _ in self._workers:
             self._queue.put(None)
         deadline = time.monotonic() + wait_s

@@ -1,8 +1,8 @@
 """Running the API under uvicorn: address policy, graceful shutdown, and a server a test can start and stop.
 
-Shutdown (SIGTERM / SIGINT, or ``stop()``): uvicorn stops accepting and waits up to ``graceful_s`` for requests
-in flight, then the app's lifespan shuts the pool down — sessions that still run after that are marked
-``interrupted`` in the audit store.
+Shutdown (SIGTERM / SIGINT, or ``stop()``): the pool stops admitting at once (requests still queued get 503, they
+never started a session), uvicorn stops accepting and waits up to ``graceful_s`` for requests in flight, then the
+app's lifespan shuts the pool down — sessions that still run after that are marked ``interrupted``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import ipaddress
 import threading
 import time
+from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -50,11 +52,25 @@ def uvicorn_config(app: Any, host: str, port: int, graceful_s: float) -> uvicorn
     )
 
 
+class Server(uvicorn.Server):
+    """uvicorn's server, telling ``on_exit`` the moment shutdown begins (before it drains requests)."""
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None] | None = None) -> None:
+        super().__init__(config)
+        self.on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.on_exit is not None:
+            self.on_exit()
+        super().handle_exit(sig, frame)
+
+
 class ThreadedServer:
     """A real uvicorn server on a thread: ``with ThreadedServer(app, port=p) as server: ... server.url``."""
 
-    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int, graceful_s: float = 5.0) -> None:
-        self.server = uvicorn.Server(uvicorn_config(app, host, port, graceful_s))
+    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int, graceful_s: float = 5.0,
+                 on_exit: Callable[[], None] | None = None) -> None:
+        self.server = Server(uvicorn_config(app, host, port, graceful_s), on_exit)
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # not the main thread
         self.url = f"http://{host}:{port}"
         self._thread = threading.Thread(target=self.server.run, name="evigate-serve-http", daemon=True)
@@ -69,7 +85,9 @@ class ThreadedServer:
         return self
 
     def stop(self, timeout: float = 60.0) -> None:
-        """What SIGTERM does: stop accepting, drain requests, run the lifespan shutdown."""
+        """What SIGTERM does: stop admitting, stop accepting, drain requests, run the lifespan shutdown."""
+        if self.server.on_exit is not None:
+            self.server.on_exit()
         self.server.should_exit = True
         self._thread.join(timeout)
 

@@ -53,7 +53,7 @@ def start_server(private_world: Path) -> Iterator[Callable[..., ThreadedServer]]
         factory = factory or scripted_factory(private_world, sleep_s=sleep_s, verdicts=verdicts)
         pool = DiagnosisPool(factory, workers=workers, queue_size=queue_size)
         app = create_app(pool, ServeOptions(**options))
-        server = ThreadedServer(app, port=free_port(), graceful_s=graceful_s).start()
+        server = ThreadedServer(app, port=free_port(), graceful_s=graceful_s, on_exit=pool.stop_admitting).start()
         server.pool = pool  # type: ignore[attr-defined]
         server.database = private_world  # type: ignore[attr-defined]
         started.append((server, pool))

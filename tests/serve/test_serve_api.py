@@ -187,19 +187,27 @@ def test_past_the_queue_the_server_answers_503_at_once(start_server: Any) -> Non
     assert responses["running"].status_code == 200 and responses["queued"].status_code == 200
 
 
-def test_shutdown_lets_a_running_session_finish(start_server: Any) -> None:
-    server = start_server(workers=1, sleep_s=1.0, graceful_s=20)
-    responses: list[httpx.Response] = []
-    thread = threading.Thread(
-        target=lambda: responses.append(httpx.post(f"{server.url}/v1/diagnoses", json={"query": QUERY}, timeout=30))
-    )
-    thread.start()
+def test_shutdown_lets_a_running_session_finish_and_refuses_what_never_started(start_server: Any) -> None:
+    server = start_server(workers=1, queue_size=2, sleep_s=1.0, graceful_s=20)
+    responses: dict[str, httpx.Response] = {}
+
+    def post(name: str) -> None:
+        responses[name] = httpx.post(f"{server.url}/v1/diagnoses", json={"query": f"{QUERY} {name}"}, timeout=30)
+
+    running = threading.Thread(target=post, args=("running",))
+    running.start()
     wait_until(lambda: server.pool.load()["running"] == 1)
+    queued = threading.Thread(target=post, args=("queued",))
+    queued.start()
+    wait_until(lambda: server.pool.load()["queued"] == 1)
     server.stop()
-    thread.join()
-    assert responses[0].status_code == 200
+    running.join()
+    queued.join()
+    assert responses["running"].status_code == 200
+    assert responses["queued"].status_code == 503 and "before this request started" in responses["queued"].text
     with AuditStore(server.database) as store:
-        assert store.session(responses[0].json()["session_id"])["status"] == "finished"
+        assert store.session(responses["running"].json()["session_id"])["status"] == "finished"
+        assert all(not s["query"].endswith("queued") for s in store.sessions(limit=50))
 
 
 def test_shutdown_marks_a_session_that_outlives_the_grace_period_interrupted(start_server: Any) -> None:
