@@ -34,6 +34,7 @@ ENV_IGNORED = {
     "EVIGATE_PREFIX_CACHE",
     "EVIGATE_LLAMA_THREADS",
     "EVIGATE_LLAMA_EXTRA_BUFFERS",
+    "EVIGATE_API_TOKEN",  # evigate serve's bearer token: read by the server only, never part of the settings
 }
 
 AgentName = Literal["planner", "executor", "verifier", "composer"]
@@ -231,7 +232,14 @@ def _env_entries(environ: Mapping[str, str]) -> list[tuple[tuple[str, ...], Any]
             continue
         path = ENV_ALIASES.get(name) or tuple(part.lower() for part in name[len(ENV_PREFIX) :].split("__"))
         # YAML scalars give env values their natural types: "0.6" → 0.6, "false" → False.
-        entries.append((path, yaml.safe_load(raw) if raw.strip() else raw))
+        try:
+            entries.append((path, yaml.safe_load(raw) if raw.strip() else raw))
+        except yaml.YAMLError as exc:  # the value itself is never echoed: it may be a secret
+            where = getattr(getattr(exc, "problem_mark", None), "column", None)
+            at = f" (column {where + 1})" if where is not None else ""
+            raise ConfigError(
+                f"environment variable {name} is not a valid YAML value{at}: quote it, e.g. {name}='\"...\"'"
+            ) from None
     return entries
 
 

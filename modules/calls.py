@@ -15,6 +15,7 @@ import dspy
 from dspy.clients import base_lm
 
 from evigate.llm.adapter import adapter_for
+from evigate.modules import progress
 
 
 @dataclass
@@ -46,6 +47,7 @@ def call_agent(agent: Any, agent_name: str, lm: dspy.LM | None, timeout_s: float
     the background; its result is discarded.
     """
     marker = base_lm.GLOBAL_HISTORY[-1] if base_lm.GLOBAL_HISTORY else None
+    progress.stage_started(agent_name)
     started = time.perf_counter()
 
     def run() -> Any:
@@ -77,6 +79,7 @@ def call_agent(agent: Any, agent_name: str, lm: dspy.LM | None, timeout_s: float
     _attach_history(call, marker)
     if exception is not None and hasattr(exception, "lm_response") and not call.raw_texts:
         call.raw_texts.append(str(exception.lm_response))
+    progress.stage_finished(agent_name, ok=call.ok, detail=call.error)
     return call
 
 

@@ -8,7 +8,6 @@ Composer output inside fixed templates, or the deterministic renderer — never 
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,14 @@ import dspy
 
 from evigate.domain import Domain, load_domain
 from evigate.llm.models import is_local_model
+from evigate.modules import progress
 from evigate.modules.audit import RoundState, record_step, verifier_evaluation
 from evigate.modules.calls import call_agent
 from evigate.modules.composer import Composer
 from evigate.modules.executor import Executor, step_key
 from evigate.modules.planner import Planner
 from evigate.modules.rounds import run_round
+from evigate.modules.saved_state import load_agent_state, sha256_of, write_manifest
 from evigate.modules.verifier import Verifier
 from evigate.rules import (
     OUTPUT_TYPE_OF_VERDICT,
@@ -41,7 +42,6 @@ from evigate.store import AuditStore
 from evigate.tools import DataSource, Toolbox
 
 MAX_ROUNDS = 2
-MANIFEST = "manifest.json"
 
 
 class DiagnosisProgram(dspy.Module):
@@ -174,11 +174,13 @@ class DiagnosisProgram(dspy.Module):
         if not isinstance(query, str) or not query.strip():
             raise ValueError("query must be a non-empty string")
         session_id = self.store.start_session(query, settings=self.settings.model_dump(mode="json"))
+        progress.session_started(session_id)
         history: list[RoundRecord] = []
         retry = None
         state: RoundState | None = None
         try:
             for round_number in range(1, MAX_ROUNDS + 1):
+                progress.round_started(round_number)
                 state = run_round(self, session_id, query, round_number, retry)
                 state.retry_context = retry
                 self._write_evaluation(session_id, state, history)
@@ -305,8 +307,14 @@ class DiagnosisProgram(dspy.Module):
             if isinstance(module, dspy.Module):
                 module.save(str(target / f"{agent}.json"))
                 saved.append(agent)
-        manifest = {"evigate_program": 1, "agents": saved, "executor_mode": self.settings.executor.mode}
-        (target / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        manifest = {
+            "evigate_program": 1,
+            "agents": saved,
+            "executor_mode": self.settings.executor.mode,
+            # load_program refuses a state file whose digest differs: a changed or planted file is never loaded
+            "files": {f"{agent}.json": sha256_of(target / f"{agent}.json") for agent in saved},
+        }
+        write_manifest(target, manifest)
         return target
 
 
@@ -316,7 +324,8 @@ def load_program(
     """A program built from settings whose agents load the compiled state saved under ``path``.
 
     ``path`` defaults to the settings' ``program_dir``. Agents without a saved file keep their built-in prompts,
-    so a directory holding only an optimized ``verifier.json`` is valid.
+    so a directory holding only an optimized ``verifier.json`` is valid. Each state file must match the digest in
+    the directory's ``manifest.json``, and only its prompts and demos are applied (never a saved ``lm``).
     """
     from evigate.errors import ConfigError
 
@@ -328,13 +337,7 @@ def load_program(
         state_file = directory / f"{agent}.json"
         module = getattr(program, agent)
         if state_file.is_file() and isinstance(module, dspy.Module):
-            try:
-                module.load(str(state_file))
-            except (KeyError, ValueError, TypeError, AttributeError) as exc:  # DSPy reports a misfit state this way
-                raise ConfigError(
-                    f"{state_file} does not fit the {agent} agent being loaded ({type(exc).__name__}: {exc}); it was "
-                    f"saved from a different {agent} module: load it into that module, or remove the file"
-                ) from exc
+            load_agent_state(module, state_file, agent)
     return program
 
 

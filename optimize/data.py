@@ -109,7 +109,9 @@ def load_saved_module(agent: str, program_dir: str | Path | None = None) -> tupl
     module = new_module(agent)
     state = resolve_program_dir(program_dir) / f"{agent}.json"
     if state.is_file():
-        module.load(str(state))
+        from evigate.modules.saved_state import load_agent_state
+
+        load_agent_state(module, state, agent)
         return module, state
     return module, None
 

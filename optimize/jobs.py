@@ -18,6 +18,7 @@ from typing import Any
 import dspy
 
 from evigate.llm.adapter import adapter_for
+from evigate.modules.saved_state import record_state_file
 from evigate.optimize import tracking
 from evigate.optimize.data import (
     AgentData,
@@ -131,6 +132,7 @@ def run_optimize(config: OptimizeConfig, *, student: dspy.Module | None = None, 
                 result.optimized[split] = _evaluate(config, compiled, data, split, "optimized", gates, progress)
             program_path.parent.mkdir(parents=True, exist_ok=True)
             compiled.save(str(program_path))
+            record_state_file(program_path)  # load_program loads only files whose digest the manifest holds
             _log_results(config, result, data, program_path)
     finally:
         tracking.disable_autolog()

@@ -10,8 +10,10 @@ import typer
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from evigate.cli.app import app
+from evigate.cli.terminal import escape, plain, print_error, strip_controls
 from evigate.errors import EvigateError
 
 console = Console()
@@ -28,32 +30,46 @@ def ask(
     domain: str | None = typer.Option(None, "--domain", help="domain folder (or 'demo'); default: settings' domain"),
 ) -> None:
     """Diagnose one question on the configured domain and print the checked answer."""
-    from evigate.modules.program import DiagnosisProgram, load_program
-    from evigate.settings import load_settings
+    from evigate.cli.live import StageDisplay
 
+    if not query.strip():
+        print_error(console, "the question is empty: ask something, e.g. evigate ask \"订单 123 支付失败，为什么？\"")
+        raise typer.Exit(2)
     try:
-        resolved = load_settings(settings, database=str(database) if database else None)
-        directory = program_dir or Path(resolved.program_dir)
-        kwargs: dict[str, Any] = {"database": database, "domain": domain}
-        if program_dir is not None or directory.is_dir():
-            program = load_program(directory, settings, **kwargs)
-        else:
-            program = DiagnosisProgram.from_settings(settings, **kwargs)
-        with console.status("diagnosing… (the local model needs a minute on 2 cores)", spinner="dots"):
-            result = program(query=query)
+        program = build_program(settings, database, program_dir, domain=domain)
+        with StageDisplay(Console(stderr=True)) as display:
+            result = display.run(program, query)
     except EvigateError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        print_error(console, exc)
         raise typer.Exit(2) from None
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
     style = {"NORMAL": "green", "LOW_CONFID_WITH_DISCLAIMER": "yellow", "DEGRADED": "red"}[result.output_type]
-    console.print(Panel(result.answer, title=result.output_type, border_style=style))
+    console.print(Panel(plain(result.answer), title=result.output_type, border_style=style))
     console.print(
-        f"session [bold]{result.session_id}[/bold] · verdict {result.verdict} · "
+        f"session [bold]{escape(result.session_id)}[/bold] · verdict {result.verdict} · "
         f"groundedness {result.groundedness_score:.2f} · rounds {result.rounds}  "
-        f"(audit: evigate show {result.session_id})"
+        f"(audit: evigate show {escape(result.session_id)})"
     )
+
+
+def build_program(
+    settings: Path | None, database: Path | str | None, program_dir: Path | None, *, domain: str | None = None
+) -> Any:
+    """The program `ask` and `serve` run: a saved program from ``--program`` or a *configured* program_dir, else
+    the built-in one. The default program_dir is not looked up in the current directory: a state file planted
+    there must not change what runs."""
+    from evigate.modules.program import DiagnosisProgram, load_program
+    from evigate.settings import load_settings
+
+    resolved = load_settings(settings, database=str(database) if database else None)
+    kwargs: dict[str, Any] = {"database": database, "domain": domain}
+    if program_dir is not None:
+        return load_program(program_dir, settings, **kwargs)
+    if "program_dir" in resolved.model_fields_set and Path(resolved.program_dir).is_dir():
+        return load_program(Path(resolved.program_dir), settings, **kwargs)
+    return DiagnosisProgram.from_settings(settings, **kwargs)
 
 
 @app.command("show")
@@ -63,29 +79,40 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="print the raw audit record as JSON"),
 ) -> None:
     """Print the audit chain: final answer → composer input → verifier → gatekeeper → tool invocations."""
+    from evigate.serve.records import session_record
     from evigate.settings import load_settings
     from evigate.store import AuditStore
 
     try:
-        store = AuditStore(load_settings(database=str(database) if database else None).database, read_only=True)
-        session = store.session(session_id)
-        steps = store.steps(session_id)
-        invocations = store.invocations(session_id)
+        path = load_settings(database=str(database) if database else None).database
+        with AuditStore(path, read_only=True) as store:  # closed at once: another process may want to write
+            record = session_record(store, session_id)
     except EvigateError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        print_error(console, exc)
         raise typer.Exit(2) from None
     if as_json:
-        record = {"session": session, "agent_steps": steps, "tool_invocations": [i.model_dump() for i in invocations]}
-        typer.echo(json.dumps(record, ensure_ascii=False, indent=2, default=str))
+        typer.echo(json.dumps(record, ensure_ascii=False, indent=2))
         return
+    _print_record(record)
+
+
+def _print_record(record: dict[str, Any]) -> None:
+    """Everything below is data (queries, model text, tool output): printed only through ``plain``."""
+    session = record["session"]
     evaluation = (session.get("self_evaluation") or {}).get("verifier_evaluation") or {}
     rule = (session.get("self_evaluation") or {}).get("rule_evaluation") or {}
-    console.print(Panel(session.get("answer") or "(no answer)", title=f"final answer · {session.get('output_type')}"))
+    title = f"final answer · {session.get('output_type')}"
+    console.print(Panel(plain(session.get("answer") or "(no answer)"), title=plain(title)))
     console.print(
-        f"query: {session.get('query')}\nverdict {session.get('verdict')} (model said "
-        f"{evaluation.get('model_verdict')}) · groundedness {session.get('groundedness_score')} · "
-        f"rounds {session.get('rounds')} · rule evidence_score {rule.get('evidence_score')}"
+        plain(
+            f"query: {session.get('query')}\nverdict {session.get('verdict')} (model said "
+            f"{evaluation.get('model_verdict')}) · groundedness {session.get('groundedness_score')} · "
+            f"rounds {session.get('rounds')} · status {session.get('status')} · "
+            f"rule evidence_score {rule.get('evidence_score')}"
+        )
     )
+    if session.get("error"):
+        console.print(Text.assemble(("error: ", "red"), plain(session.get("error"))))
     _section("composer input", evaluation.get("composer_input"))
     if evaluation.get("composer_violations"):
         _section("composer violations (output replaced by the renderer)", evaluation.get("composer_violations"))
@@ -93,32 +120,36 @@ def show(
     _section("verdict reasons", evaluation.get("reasons"))
     _section("gatekeeper", evaluation.get("gatekeeper_result"))
     _section("executor structured output", evaluation.get("executor_structured_output"))
-    for record in evaluation.get("history") or []:
-        _section(f"round {record.get('round')} (earlier)", record)
+    for earlier in evaluation.get("history") or []:
+        _section(f"round {earlier.get('round')} (earlier)", earlier)
     table = Table("id", "round", "tool", "ok", "input", "output preview", title="tool invocations")
-    for inv in invocations:
+    for inv in record["tool_invocations"]:
         table.add_row(
-            str(inv.id),
-            str(inv.round),
-            inv.tool_name,
-            "✓" if inv.success else "✗",
-            json.dumps(inv.input, ensure_ascii=False)[:60],
-            (inv.output_preview or inv.error or "")[:90],
+            plain(inv.get("id")),
+            plain(inv.get("round")),
+            plain(inv.get("tool_name")),
+            "✓" if inv.get("success") else "✗",
+            plain(json.dumps(inv.get("input"), ensure_ascii=False), 60),
+            plain(inv.get("output_preview") or inv.get("error") or "", 90),
         )
     console.print(table)
     steps_table = Table("round", "agent", "status", "tokens in/out", "ms", "thought", title="agent steps")
-    for step in steps:
+    for step in record["agent_steps"]:
         steps_table.add_row(
-            str(step.get("round")),
-            str(step.get("agent")),
-            str(step.get("status")),
-            f"{step.get('prompt_tokens')}/{step.get('completion_tokens')}",
+            plain(step.get("round")),
+            plain(step.get("agent")),
+            plain(step.get("status")),
+            plain(f"{step.get('prompt_tokens')}/{step.get('completion_tokens')}"),
             f"{float(step.get('latency_ms') or 0):.0f}",
-            str(step.get("thought"))[:80],
+            plain(step.get("thought"), 80),
         )
     console.print(steps_table)
 
 
 def _section(title: str, value: Any) -> None:
-    console.rule(title)
-    console.print_json(json.dumps(value, ensure_ascii=False, default=str)) if value else console.print("(none)")
+    console.rule(plain(title))
+    if not value:
+        console.print("(none)")
+        return
+    # JSON escapes every control character, and print_json highlights without reading markup.
+    console.print_json(strip_controls(json.dumps(value, ensure_ascii=False, default=str)))

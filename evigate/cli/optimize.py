@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from types import FrameType
 
 import typer
 from rich.console import Console
@@ -166,24 +164,21 @@ def ui_command(
     tracking_uri: str = typer.Option(None, "--tracking-uri", help=TRACKING_HELP),
 ) -> None:
     """Start the MLflow UI on 127.0.0.1 over evigate's tracking store; Ctrl-C stops it and all its workers."""
-    from evigate.optimize.ui import MlflowUI
-
-    def interrupt(_signum: int, _frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
+    from evigate.optimize.ui import MlflowUI, stop_on_signals
 
     try:
         ui = MlflowUI(tracking_uri, port=port)
-        previous = signal.signal(signal.SIGTERM, interrupt)
-        try:
-            url = ui.start()
-            console.print(f"MLflow UI at {url} (store {ui.backend_uri}); Ctrl-C to stop")
-            while ui.process is not None and ui.process.poll() is None:
-                ui.process.wait(timeout=None)
-            console.print(f"[red]mlflow ui exited with code {ui.process.returncode if ui.process else '?'}[/red]")
-        except KeyboardInterrupt:
-            console.print("stopping MLflow UI…")
-        finally:
-            ui.stop()
-            signal.signal(signal.SIGTERM, previous)
+        with stop_on_signals():  # SIGTERM and SIGHUP (terminal closed) stop the server too
+            try:
+                url = ui.start()
+                console.print(f"MLflow UI at {url} (store {ui.backend_uri}); Ctrl-C to stop")
+                while ui.process is not None and ui.process.poll() is None:
+                    ui.process.wait(timeout=None)
+                code = ui.process.returncode if ui.process else "?"
+                console.print(f"[red]mlflow ui exited with code {code}[/red]")
+            except KeyboardInterrupt:
+                console.print("stopping MLflow UI…")
+            finally:
+                ui.stop()
     except EvigateError as exc:
         raise _fail(exc) from exc

@@ -1,0 +1,65 @@
+"""`evigate serve`: the HTTP API for chat front ends (see evigate/serve/app.py for the endpoints)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from evigate.cli.app import app
+from evigate.cli.terminal import print_error
+from evigate.errors import EvigateError
+
+err = Console(stderr=True, soft_wrap=True)  # log lines: never wrapped mid-word
+
+
+@app.command("serve")
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="bind address; off loopback EVIGATE_API_TOKEN is required"),
+    port: int = typer.Option(8080, "--port", min=1, max=65535),
+    workers: int = typer.Option(1, "--workers", min=1, help="sessions run at once (one program each)"),
+    queue_size: int = typer.Option(8, "--queue", min=0, help="requests waiting for a worker; past it: 503"),
+    max_body_kb: int = typer.Option(16, "--max-body-kb", min=1, help="request body limit; past it: 413"),
+    graceful: float = typer.Option(30.0, "--graceful-seconds", min=0, help="on SIGTERM: wait this long for sessions"),
+    settings: Path | None = typer.Option(None, "--settings", "-s", help="settings YAML"),
+    database: str | None = typer.Option(None, "--database", "-d", help="DuckDB file or postgresql:// URL"),
+    program_dir: Path | None = typer.Option(None, "--program", help="compiled program directory to load"),
+) -> None:
+    """Serve diagnoses over HTTP: POST /v1/diagnoses, GET /v1/sessions/{id}, GET /healthz, /docs."""
+    from evigate.cli.diagnose import build_program
+    from evigate.serve.app import ServeOptions, create_app
+    from evigate.serve.pool import DiagnosisPool
+    from evigate.serve.runner import TOKEN_ENV, Server, check_address, uvicorn_config
+
+    token = os.environ.get(TOKEN_ENV) or None
+    try:
+        check_address(host, token)
+        pool = DiagnosisPool(
+            lambda: build_program(settings, database, program_dir), workers=workers, queue_size=queue_size
+        )
+    except EvigateError as exc:
+        print_error(err, exc)
+        raise typer.Exit(2) from None
+    def stopped(interrupted: list[str]) -> None:
+        pool.close()  # uvicorn re-raises SIGTERM once it returns: close the stores now, while we still run
+        marked = f"; marked interrupted: {', '.join(interrupted)}" if interrupted else ""
+        err.print(f"evigate serve stopped{marked}")
+
+    options = ServeOptions(token=token, max_body_bytes=max_body_kb * 1024, shutdown_wait_s=min(5.0, graceful),
+                           on_shutdown=stopped)
+    server = Server(uvicorn_config(create_app(pool, options), host, port, graceful), on_exit=pool.stop_admitting)
+    auth = "bearer token required" if token else "no auth (loopback only)"
+    err.print(f"evigate serve on http://{host}:{port} · {workers} worker(s), queue {queue_size} · {auth} · /docs")
+    server.run()
+    if not server.started:
+        print_error(err, f"could not serve on {host}:{port} (see the message above)")
+        raise typer.Exit(2)
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        # A model call of an interrupted session cannot be cancelled; its session is marked, do not wait for it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

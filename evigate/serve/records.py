@@ -1,0 +1,19 @@
+"""A session's whole audit chain as one JSON document: what `evigate show --json` prints and the API returns."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def session_record(store: Any, session_id: str) -> dict[str, Any]:
+    """Session row, agent steps and tool invocations, JSON-ready (timestamps as strings).
+
+    Raises :class:`evigate.errors.SessionNotFoundError` for an unknown id.
+    """
+    record = {
+        "session": store.session(session_id),
+        "agent_steps": store.steps(session_id),
+        "tool_invocations": [invocation.model_dump() for invocation in store.invocations(session_id)],
+    }
+    return json.loads(json.dumps(record, ensure_ascii=False, default=str))
