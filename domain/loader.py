@@ -77,6 +77,7 @@ def load_domain_dir(directory: str | Path) -> Domain:
         raise ConfigError(f"{config}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{config}: must hold a mapping at the top level")
+    data.setdefault("knowledge", ["knowledge"])
     try:
         domain = Domain.model_validate({**data, "base_dir": root.resolve()})
     except ValidationError as exc:

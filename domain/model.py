@@ -23,6 +23,7 @@ from evigate.rules.text.vocabulary import EntityVocabulary
 from evigate.tools.base import ToolRegistry
 from evigate.tools.clock import GetCurrentDatetime
 from evigate.tools.connectors import (
+    CONNECTORS,
     SourceCheck,
     SourceConfig,
     ToolConfig,
@@ -52,8 +53,9 @@ class Domain(BaseModel):
     )
     skills: list[Skill] = Field(default_factory=list, description="runbooks; a domain directory adds skills/*.yaml")
     knowledge: list[str] = Field(
-        default_factory=lambda: ["knowledge"],
-        description="Markdown folders behind the built-in lookup_knowledge tool, relative to the domain directory",
+        default_factory=list,
+        description="Markdown folders behind the built-in lookup_knowledge tool, relative to the domain directory "
+        "(a domain directory without this key uses its knowledge/ folder)",
     )
     sources: dict[str, SerializeAsAny[SourceConfig]] = Field(
         default_factory=dict, description="name -> {kind: logfiles|knowledge|…, …} (see docs/domains.md)"
@@ -88,6 +90,24 @@ class Domain(BaseModel):
             if unknown:
                 raise ValueError(f"skills.{skill.id}: unknown placeholders {sorted(unknown)}")
         return self
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+        """The schema with each source and tool block spelled out per connector kind (what domain.yaml may hold)."""
+        schema = super().model_json_schema(*args, **kwargs)
+        definitions = schema.setdefault("$defs", {})
+        choices: dict[str, list[dict[str, str]]] = {"sources": [], "tools": []}
+        for connector in CONNECTORS.values():
+            for key, model in (("sources", connector.Source), ("tools", connector.ToolSpec)):
+                sub = model.model_json_schema(ref_template="#/$defs/{model}")
+                definitions.update(sub.pop("$defs", {}))
+                definitions[model.__name__] = sub
+                choices[key].append({"$ref": f"#/$defs/{model.__name__}"})
+        properties = schema["properties"]
+        properties["sources"]["additionalProperties"] = {"oneOf": choices["sources"]}
+        properties["tools"]["items"] = {"anyOf": choices["tools"]}
+        properties.pop("base_dir", None)
+        return schema
 
     # -- behaviour ------------------------------------------------------------------------------------------------
     def today(self) -> date:

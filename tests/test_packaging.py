@@ -19,6 +19,7 @@ SUBPACKAGES = [
     "evigate.modules",
     "evigate.rules",
     "evigate.tools",
+    "evigate.tools.connectors",
     "evigate.store",
     "evigate.datasets",
     "evigate.demo",
@@ -48,6 +49,7 @@ def test_wheel_ships_package_data_and_no_top_level_folders(wheel: Path) -> None:
     assert any(name.startswith("evigate/rules/") and name.endswith(".yaml") for name in names)
     assert any(name.startswith("evigate/store/") and name.endswith(".sql") for name in names)
     assert any(name.startswith("evigate/demo/") and name.endswith(".md") for name in names)
+    assert "evigate/domain/starter/domain.yaml" in names and "evigate/domain/starter/logs/app.jsonl" in names
     assert all(f"evigate/{part}/py.typed" in names for part in ("rules", "signatures", "modules"))
 
 

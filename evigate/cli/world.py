@@ -12,6 +12,7 @@ from rich.table import Table
 
 from evigate.cli.app import app
 from evigate.demo import DEFAULT_SEED, build_world, world_info, world_stats
+from evigate.demo.domain import WORLD_FILE_FOR_SERVER_STORES
 from evigate.errors import StoreError
 
 DEFAULT_DATABASE = "evigate.duckdb"
@@ -31,8 +32,10 @@ DATABASE_OPTION = typer.Option(
 
 
 def resolve_database(option: Path | None) -> Path:
-    """--database, else $EVIGATE_DATABASE, else ./evigate.duckdb."""
-    return option or Path(os.environ.get(DATABASE_ENV) or DEFAULT_DATABASE)
+    """--database, else $EVIGATE_DATABASE, else ./evigate.duckdb; for a server audit store (a postgresql:// URL)
+    the world's own DuckDB file, ./evigate-world.duckdb, where the demo domain keeps its tables then."""
+    chosen = str(option) if option else os.environ.get(DATABASE_ENV) or DEFAULT_DATABASE
+    return Path(WORLD_FILE_FOR_SERVER_STORES) if "://" in chosen else Path(chosen)
 
 
 def _counts_table(title: str, counts: dict[str, int]) -> Table:

@@ -80,3 +80,21 @@ def test_a_source_that_answers_nothing_fails_the_check(starter: Path) -> None:
     result = check(starter)
     assert result.exit_code == 1
     assert "domain.yaml: sources.runbooks: not reachable" in result.stdout
+
+
+def test_ask_on_a_broken_domain_is_one_clear_error(starter: Path, tmp_path: Path) -> None:
+    config = starter / "domain.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("kind: logfiles", "kind: splunk"), "utf-8")
+    result = runner.invoke(app, ["ask", "why did order 1001 fail?", "--domain", str(starter),
+                                 "--database", str(tmp_path / "a.duckdb")])
+    assert result.exit_code == 2
+    assert "domain.yaml" in result.stdout and "sources.app_logs.kind" in result.stdout
+    assert "Traceback" not in result.stdout
+
+
+def test_world_commands_use_the_worlds_own_file_for_a_server_audit_store(monkeypatch, tmp_path: Path) -> None:
+    from evigate.cli.world import resolve_database
+
+    monkeypatch.setenv("EVIGATE_DATABASE", "postgresql://evigate@127.0.0.1:5432/evigate")
+    assert resolve_database(None) == Path("evigate-world.duckdb")
+    assert resolve_database(tmp_path / "x.duckdb") == tmp_path / "x.duckdb"
