@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +31,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_http(url: str, process: subprocess.Popen, log: Path) -> None:
+def _wait_http(url: str, process: subprocess.Popen, log: Path, headers: dict[str, str] | None = None) -> None:
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited with {process.returncode}: {log.read_text()[-2000:]}")
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as response:
+        request = urllib.request.Request(url, headers=headers or {})
+        with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=2) as response:
             if response.status == 200:
                 return
         time.sleep(0.2)
@@ -52,9 +54,23 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait(timeout=10)
 
 
+def _bcrypt(password: str) -> str:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import crypt  # the C library's bcrypt; deprecated in Python (gone in 3.13), fine for a test helper
+    except ImportError:
+        pytest.skip("no bcrypt available for Prometheus' basic-auth web config")
+    return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16))
+
+
 @contextlib.contextmanager
-def prometheus_server(openmetrics: str, workdir: Path) -> Iterator[str]:
-    """A Prometheus holding `openmetrics` (text ending in `# EOF`) as TSDB blocks; yields its base URL."""
+def prometheus_server(openmetrics: str, workdir: Path, *, basic_auth: tuple[str, str] | None = None
+                      ) -> Iterator[str]:
+    """A Prometheus holding `openmetrics` (text ending in `# EOF`) as TSDB blocks; yields its base URL.
+
+    With `basic_auth=(user, password)` every endpoint requires those credentials (`--web.config.file`).
+    """
     prometheus, promtool = shutil.which("prometheus"), shutil.which("promtool")
     if not prometheus or not promtool:
         pytest.skip("Debian package `prometheus` is not installed (scripts/test.sh installs it)")
@@ -67,15 +83,23 @@ def prometheus_server(openmetrics: str, workdir: Path) -> Iterator[str]:
     config.write_text("global:\n  scrape_interval: 1h\n", encoding="utf-8")
     port = free_port()
     log = workdir / "prometheus.log"
+    arguments = [prometheus, f"--config.file={config}", f"--storage.tsdb.path={data}",
+                 f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y",
+                 "--query.lookback-delta=15m"]
+    headers = {}
+    if basic_auth:
+        import base64
+
+        user, password = basic_auth
+        web = workdir / "web.yml"
+        web.write_text(f"basic_auth_users:\n  {user}: '{_bcrypt(password)}'\n", encoding="utf-8")
+        arguments.append(f"--web.config.file={web}")
+        headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
     with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [prometheus, f"--config.file={config}", f"--storage.tsdb.path={data}",
-             f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y",
-             "--query.lookback-delta=15m"],
-            stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(arguments, stdout=sink, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
-        _wait_http(f"{url}/-/ready", process, log)
+        _wait_http(f"{url}/-/ready", process, log, headers)
         yield url
     finally:
         _stop(process)

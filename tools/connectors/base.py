@@ -171,7 +171,12 @@ class ConnectorTool(Tool):
         self.Args = args_model or config.args_model()  # type: ignore[misc]
 
     def run(self, args: Any, world: DataSource | None = None) -> ToolOutput:
-        return self.query(args, data_clock(world))
+        """`query` under the domain's clock; the details name the source, so the audit shows what was read."""
+        output = self.query(args, data_clock(world))
+        details = output.retrieval_details
+        if details is None or isinstance(details, dict):
+            output.retrieval_details = {"source": self.config.source, **(details or {})}
+        return output
 
     def query(self, args: Any, now: Callable[[], datetime]) -> ToolOutput:  # pragma: no cover - overridden
         """Run the call; `now` is the domain's clock (a frozen data set's `now`, else real time), UTC-aware."""

@@ -124,6 +124,9 @@ class PrometheusClient:
             raise ToolError(f"prometheus did not answer within {self.source.timeout_s:g}s") from None
         except httpx.HTTPError as exc:
             raise ToolError(f"prometheus at {self.source.url} unreachable: {type(exc).__name__}: {exc}") from None
+        if response.status_code in (401, 403):
+            raise ToolError(f"prometheus refused the credentials (HTTP {response.status_code}); check "
+                            f"{self.source.token_env or self.source.password_env or 'token_env / password_env'}")
         try:
             body = response.json()
         except ValueError:

@@ -9,6 +9,7 @@ import pytest
 
 from evigate.errors import ConfigError
 from evigate.tools.connectors import CONNECTORS, parse_sources, parse_tools
+from tests.servers import prometheus_server
 
 pytestmark = pytest.mark.servers
 
@@ -97,3 +98,24 @@ def test_check_counts_metric_names(prometheus: str, tmp_path: Path) -> None:
     [source] = parse_sources(_sources(prometheus)).values()
     check = CONNECTORS["prometheus"].check("metrics", source, base_dir=tmp_path)
     assert check.reachable and check.seen == 1 and check.latency_ms is not None
+
+
+
+def test_basic_auth_password_comes_from_the_environment(tmp_path: Path, make_toolbox, monkeypatch) -> None:
+    series = "# TYPE queue_depth gauge\nqueue_depth 7 1772359200\nqueue_depth 9 1772359260\n# EOF\n"
+    with prometheus_server(series, tmp_path / "auth", basic_auth=("evigate", "pr0m-secret")) as url:
+        sources = {"metrics": {"kind": "prometheus", "url": url, "username": "evigate",
+                               "password_env": "ACME_PROM_PASSWORD", "timeout_s": 5}}
+        tool = {"name": "queue", "description": "Queue depth.", "source": "metrics", "mode": "instant",
+                "query": "queue_depth"}
+        toolbox = make_toolbox(sources, [tool], tmp_path)
+        monkeypatch.delenv("ACME_PROM_PASSWORD", raising=False)
+        unset = toolbox.call("queue", time="2026-03-01T10:01:00Z")
+        assert not unset.success and "environment variable ACME_PROM_PASSWORD is not set" in unset.error
+        monkeypatch.setenv("ACME_PROM_PASSWORD", "wrong")
+        refused = toolbox.call("queue", time="2026-03-01T10:01:00Z")
+        assert not refused.success and "refused the credentials (HTTP 401); check ACME_PROM_PASSWORD" in refused.error
+        monkeypatch.setenv("ACME_PROM_PASSWORD", "pr0m-secret")
+        answered = toolbox.call("queue", time="2026-03-01T10:01:00Z")
+        assert answered.success and answered.output.endswith("queue_depth: 9 at 2026-03-01T10:01:00Z")
+        assert all("pr0m-secret" not in row.model_dump_json() for row in toolbox.invocations())

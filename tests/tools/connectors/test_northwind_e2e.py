@@ -136,7 +136,7 @@ def test_a_scripted_program_answers_from_every_source_with_no_trace_of_the_demo(
                            capture_output=True, text=True, env=env, timeout=120)
     assert shown.returncode == 0, shown.stderr
     session = json.loads(shown.stdout)
-    assert {inv["tool_name"] for inv in session["tool_invocations"]} == set(SOURCE_TOOLS)
+    assert {inv["tool_name"]: inv["retrieval_details"]["source"] for inv in session["tool_invocations"]} == SOURCE_TOOLS
     assert READER_PASSWORD not in shown.stdout
     leaked = [marker for marker in DEMO_MARKERS if marker in shown.stdout]
     assert not leaked, leaked
