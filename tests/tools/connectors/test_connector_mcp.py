@@ -74,6 +74,42 @@ def test_server_errors_timeouts_and_missing_credentials_are_failed_calls(prometh
             [{"name": "nope", "source": "prom"}], sources), base_dir=tmp_path)
 
 
+def _children_running(program: str) -> list[int]:
+    """Pids of this process's children whose command line names `program` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and program in command:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.servers
+def test_a_dead_server_fails_one_call_and_the_next_call_reopens(prometheus: str, make_toolbox, tmp_path) -> None:
+    import signal
+
+    before = set(_children_running("prometheus-mcp-server"))
+    toolbox = make_toolbox(_stdio(prometheus, prefix="again_"), [{**RANGE, "name": "again_range"}], tmp_path)
+    live = toolbox.registry.get("again_range").client.live
+    assert toolbox.call("again_list_metrics").success
+    started = set(_children_running("prometheus-mcp-server")) - before
+    assert len(started) == 1, started  # this source's own server, started once for the list and the call
+    for pid in started:
+        os.kill(pid, signal.SIGKILL)
+    time.sleep(0.5)
+    broken = toolbox.call("again_list_metrics")
+    assert not broken.success and "MCP server" in broken.error
+    recovered = toolbox.call("again_list_metrics")
+    assert recovered.success, recovered.error
+    assert live.opened == 2
+
+
 @pytest.fixture()
 def http_server(prometheus: str, tmp_path: Path) -> Iterator[str]:
     port = free_port()
