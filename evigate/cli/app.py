@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "evigate.cli.schema",  # schema
     "evigate.cli.world",  # world init / world stats
     "evigate.cli.optimize",  # eval, optimize, ui
+    "evigate.cli.verify",  # verify
 )
 
 
