@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from evigate.rules.grounding import CodeLabel, Grounding, ground
+from evigate.rules.grounding import Grounding, decide, ground, merge_model_checks
 from evigate.rules.verdict.matrix import ALLOWED_VERIFICATIONS
 from evigate.signatures import ClaimCheck, ClaimVerification, Verdict
 
@@ -77,9 +77,7 @@ def verify(
         from evigate.verification_model import judge_undecided  # DSPy and the LM load only when a model is asked for
 
         model_checks, notes = judge_undecided(grounding, model)
-    checks = [model_checks.get(label.claim_id) or _as_check(label) for label in grounding.labels]
-    from evigate.rules.grounding import decide
-
+    checks = merge_model_checks(grounding.labels, model_checks)
     decision = decide(grounding.case, grounding.gate, checks, _impacts())
     sentences = _sentences(grounding, decision.effective_checks, model_checks)
     return VerifyResult(
@@ -99,14 +97,12 @@ def _impacts() -> dict[str, str]:
     return dict(Gatekeeper.default().verdict_impacts)
 
 
-def _as_check(label: CodeLabel) -> ClaimCheck:
-    return ClaimCheck(claim_id=label.claim_id, verification=label.verification, detail=label.reason)
-
-
 def _sentences(
     grounding: Grounding, effective: Mapping[str, ClaimVerification], model_checks: Mapping[str, ClaimCheck]
 ) -> list[SentenceResult]:
     reasons = {label.claim_id: label.reason for label in grounding.labels}
+    used = {label.claim_id: model_checks[label.claim_id] for label in grounding.labels
+            if not label.decided and label.claim_id in model_checks}
     case = grounding.case
     results: list[SentenceResult] = []
     for item in case.sentences:
@@ -117,7 +113,7 @@ def _sentences(
             results.append(SentenceResult(sentence.text, label, item.note, "none", where))
             continue
         verification = effective.get(item.claim_id, "unsupported")
-        check = model_checks.get(item.claim_id)
+        check = used.get(item.claim_id)
         source: LabelSource = "verifier" if check is not None else "code"
         reason = check.detail if check is not None and check.detail else reasons.get(item.claim_id, "")
         if check is not None and verification != check.verification:

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from evigate.rules.gate.gatekeeper import Gatekeeper, GateOutcome
 from evigate.rules.grounding.binding import Binding, Passage, bind, content_tokens, make_passages
 from evigate.rules.grounding.case import SESSION_ID, GroundingCase, SentenceCase, build_case, is_claim
-from evigate.rules.grounding.judge import CodeLabel, GroundingParams, code_labels, decide, to_checks
+from evigate.rules.grounding.judge import (
+    CodeLabel,
+    GroundingParams,
+    code_labels,
+    decide,
+    merge_model_checks,
+    to_checks,
+)
 from evigate.rules.grounding.sentences import Sentence, split_sentences
 
 
@@ -45,5 +52,6 @@ def ground(
 __all__ = [
     "Binding", "CodeLabel", "Grounding", "GroundingCase", "GroundingParams", "Passage", "Sentence", "SentenceCase",
     "bind", "build_case", "code_labels", "content_tokens", "decide", "ground", "is_claim", "make_passages",
+    "merge_model_checks",
     "split_sentences", "to_checks",
 ]

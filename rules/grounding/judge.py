@@ -23,7 +23,7 @@ from evigate.rules.gate.gatekeeper import GateOutcome
 from evigate.rules.grounding.case import GroundingCase, SentenceCase
 from evigate.rules.grounding.contradiction import changed_values, negation_flipped
 from evigate.rules.text.phrases import states_root_cause
-from evigate.rules.verdict.matrix import VerdictDecision, decide_verdict
+from evigate.rules.verdict.matrix import SEVERITY_ORDER, VerdictDecision, decide_verdict
 from evigate.signatures import ClaimCheck, ClaimVerification, EvidenceRef
 
 
@@ -49,6 +49,8 @@ class CodeLabel:
     verification: ClaimVerification
     reason: str
     decided: bool = True
+    ceiling: ClaimVerification = "direct_observation"
+    """The most favourable label a model may give it (a cause its spans do not state is no observation)."""
 
 
 def _findings(gate: GateOutcome, index: int) -> list[tuple[str, str, str]]:
@@ -98,20 +100,41 @@ def code_labels(case: GroundingCase, gate: GateOutcome, params: GroundingParams 
             spans = " ".join(b.span_text(case.passages) for b in item.bindings)
             if item.causal and not states_root_cause(spans):
                 labels.append(CodeLabel(claim_id, "reasonable_inference",
-                                        "its words are in the passages, the cause it states is not", decided=False))
+                                        "its words are in the passages, the cause it states is not", decided=False,
+                                        ceiling="reasonable_inference"))
             else:
                 labels.append(CodeLabel(claim_id, "direct_observation",
                                         f"passages hold {item.coverage:.0%} of its content words and its values"))
         else:
+            ceiling: ClaimVerification = "reasonable_inference" if item.causal else "direct_observation"
             written = "; part of it is in another language than the passages" if item.cross_script else ""
             labels.append(CodeLabel(claim_id, params.undecided_label,
                                     f"passages hold {item.coverage:.0%} of its content words{written}: "
-                                    "code cannot decide", decided=False))
+                                    "code cannot decide", decided=False, ceiling=ceiling))
     return labels
 
 
 def _explain(findings: list[tuple[str, str, str]], fallback: str) -> str:
     return "; ".join(f"{rule}: {message}" for rule, message, _ in findings[:3]) or fallback
+
+
+def merge_model_checks(labels: Iterable[CodeLabel], model_checks: Mapping[str, ClaimCheck]) -> list[ClaimCheck]:
+    """One check per claim: code's where it decided, else the model's (capped at the label's ceiling), else code's.
+
+    A model never overrides a decided label and never lifts a claim above its ceiling (a stated cause its passages
+    do not state stays an inference, §2 of issue 10).
+    """
+    merged: list[ClaimCheck] = []
+    for label in labels:
+        check = model_checks.get(label.claim_id) if not label.decided else None
+        if check is None:
+            merged.append(ClaimCheck(claim_id=label.claim_id, verification=label.verification, detail=label.reason))
+            continue
+        if SEVERITY_ORDER.index(check.verification) > SEVERITY_ORDER.index(label.ceiling):
+            detail = f"the Verifier said {check.verification}; capped at {label.ceiling}: {label.reason}"
+            check = check.model_copy(update={"verification": label.ceiling, "detail": detail})
+        merged.append(check)
+    return merged
 
 
 def to_checks(labels: Iterable[CodeLabel], case: GroundingCase) -> list[ClaimCheck]:
