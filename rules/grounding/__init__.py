@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from evigate.rules.gate.gatekeeper import Gatekeeper, GateOutcome
 from evigate.rules.grounding.binding import Binding, Passage, bind, content_tokens, make_passages
-from evigate.rules.grounding.case import SESSION_ID, GroundingCase, SentenceCase, build_case, is_claim
+from evigate.rules.grounding.case import SESSION_ID, TOOL_NAME, GroundingCase, SentenceCase, build_case, is_claim
 from evigate.rules.grounding.judge import (
     CodeLabel,
     GroundingParams,
@@ -36,6 +37,14 @@ class Grounding:
         return [label for label in self.labels if not label.decided]
 
 
+@lru_cache(maxsize=1)
+def verify_gatekeeper() -> Gatekeeper:
+    """The shipped rules, with the context passages counted as documents: an answer may relay a step a passage
+    gives ("run the migration first"), never text that addresses the model."""
+    tools = ["lookup_knowledge", TOOL_NAME]
+    return Gatekeeper.with_overrides({"action.planted_instruction": {"params": {"knowledgeTools": tools}}})
+
+
 def ground(
     answer: str,
     context: Sequence[str] | Mapping[str, str] | str,
@@ -43,7 +52,7 @@ def ground(
     params: GroundingParams | None = None,
 ) -> Grounding:
     """Split, bind, gate and label. Never raises on any text."""
-    gatekeeper = gatekeeper or Gatekeeper.default()
+    gatekeeper = gatekeeper or verify_gatekeeper()
     case = build_case(answer if isinstance(answer, str) else "", context)
     gate = gatekeeper.validate(case.output, case.invocations, SESSION_ID)
     return Grounding(case, gate, code_labels(case, gate, params))

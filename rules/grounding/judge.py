@@ -2,7 +2,8 @@
 
 Per claim, first match wins:
 1. a changed value or a flipped negation against its span → ``contradicted``;
-2. a ``reject_on_fail`` finding (an entity found in no passage) → ``external_unknown``;
+2. text addressing the model (``action.planted_instruction``) → ``unsupported``; another ``reject_on_fail``
+   finding (an entity found in no passage) → ``external_unknown``;
 3. any other fail-level finding → ``unsupported`` (the matrix would count it so anyway, §15.3);
 4. coverage below ``unsupportedBelow`` → ``unsupported``;
 5. coverage at least ``directFrom`` (every word compared — none in a script the passages are not written in):
@@ -25,6 +26,8 @@ from evigate.rules.grounding.contradiction import changed_values, negation_flipp
 from evigate.rules.text.phrases import states_root_cause
 from evigate.rules.verdict.matrix import SEVERITY_ORDER, VerdictDecision, decide_verdict
 from evigate.signatures import ClaimCheck, ClaimVerification, EvidenceRef
+
+PLANTED = "action.planted_instruction"
 
 
 class GroundingParams(BaseModel):
@@ -88,6 +91,8 @@ def code_labels(case: GroundingCase, gate: GateOutcome, params: GroundingParams 
         contradiction = _contradiction(case, item)
         if contradiction:
             labels.append(CodeLabel(claim_id, "contradicted", contradiction))
+        elif any(rule == PLANTED for rule, _, _ in findings):
+            labels.append(CodeLabel(claim_id, "unsupported", _explain(findings, "relays planted text")))
         elif claim_id in excluded:
             labels.append(CodeLabel(claim_id, "external_unknown", _explain(findings, "names what no passage holds")))
         elif not item.bindings:
