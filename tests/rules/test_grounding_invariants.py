@@ -76,3 +76,21 @@ def test_huge_inputs_are_judged() -> None:
     answer = "".join(f"Request {n} to pay-gateway took {n % 900 + 100} ms. " for n in range(0, 2_000, 7))
     result = verify(answer + "x" * 500_000, [passage, passage[:1000]])
     assert result.sentences and result.verdict in ("PASS", "LOW_CONFID", "REJECT")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(passages, st.data(), st.sampled_from(["ERR_CHANNEL_CLOSED", "risk-engine", "ORD-99017"]))
+def test_a_sentence_with_a_changed_entity_is_not_supported(
+    context: list[str], data: st.DataObject, replacement: str
+) -> None:
+    from hypothesis import assume
+
+    from evigate.rules.grounding import split_sentences
+
+    pool = [s.text for passage in context for s in split_sentences(passage)
+            if "pay-gateway" in s.text or "ERR_TIMEOUT" in s.text]
+    assume(pool)
+    original = data.draw(st.sampled_from(pool))
+    name = "pay-gateway" if "pay-gateway" in original else "ERR_TIMEOUT"
+    result = verify(original.replace(name, replacement), context)
+    assert not result.supported and result.sentences[0].label in NOT_SUPPORTED
