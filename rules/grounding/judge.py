@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
+from evigate.rules.gate.base import RuleParams
 from evigate.rules.gate.gatekeeper import GateOutcome
 from evigate.rules.grounding.case import GroundingCase, SentenceCase
 from evigate.rules.grounding.contradiction import changed_values, negation_flipped
@@ -30,10 +30,8 @@ from evigate.signatures import ClaimCheck, ClaimVerification, EvidenceRef
 PLANTED = "action.planted_instruction"
 
 
-class GroundingParams(BaseModel):
+class GroundingParams(RuleParams):
     """The thresholds of the code labels (coverage = share of a claim's content words its passages hold)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
 
     direct_from: float = Field(default=0.9, ge=0.0, le=1.0)
     unsupported_below: float = Field(default=0.7, ge=0.0, le=1.0)
