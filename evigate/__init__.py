@@ -11,9 +11,15 @@ from evigate.errors import EvigateError
 
 if TYPE_CHECKING:
     from evigate.modules.program import DiagnosisProgram, load_program
+    from evigate.verification import VerifyResult, verify, verify_metric
 
 __version__ = "0.1.0"
-__all__ = ["DiagnosisProgram", "EvigateError", "__version__", "load_program"]
+__all__ = [
+    "DiagnosisProgram", "EvigateError", "VerifyResult", "__version__", "load_program", "verify", "verify_metric",
+]
+# The facade lives in evigate.verification, not evigate.verify: importing a submodule named like the function
+# would bind the module over `evigate.verify`.
+_VERIFICATION_NAMES = ("VerifyResult", "verify", "verify_metric")
 
 
 def __getattr__(name: str) -> Any:
@@ -21,4 +27,8 @@ def __getattr__(name: str) -> Any:
         from evigate.modules import program
 
         return getattr(program, name)
+    if name in _VERIFICATION_NAMES:
+        from evigate import verification
+
+        return getattr(verification, name)
     raise AttributeError(f"module 'evigate' has no attribute {name!r}")

@@ -58,3 +58,7 @@ class InvocationNotFoundError(StoreError):
 
 class DatasetError(ConfigError):
     """A labelled fixture file is unreadable or invalid, or a dataset it needs cannot be found."""
+
+
+class InputFileError(EvigateError):
+    """A file a user handed in (an answer, a context passage) does not exist or cannot be read as text."""

@@ -219,7 +219,7 @@ class DiagnosisProgram(dspy.Module):
         decision, locale = state.decision, self.settings.locale
         output_type = OUTPUT_TYPE_OF_VERDICT[decision.verdict]
         composer_input = build_composer_input(
-            query, state.normalized, state.verifier_output or _no_judgement(), decision
+            query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result
         )
         composer_output: ComposerOutput | None = None
         violations: list[str] = []

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "evigate.cli.domain",  # domain init / domain check
     "evigate.cli.optimize",  # eval, optimize, ui
     "evigate.cli.serve",  # serve
+    "evigate.cli.verify",  # verify
 )
 
 EXIT_ERROR = 2  # a product error: configuration, store, model

@@ -11,7 +11,9 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
+from evigate.rules.gate.actions import flagged_items
 from evigate.rules.gate.session import claim_key, iter_claims, text_of
+from evigate.rules.text.instructions import addresses_model
 from evigate.rules.text.normalize import fold, restates
 from evigate.rules.text.phrases import EVIDENCE_ACTION, is_question
 from evigate.rules.verdict.matrix import ALLOWED_VERIFICATIONS, VerdictDecision
@@ -21,6 +23,7 @@ from evigate.signatures import (
     ClaimType,
     ComposerAction,
     ComposerInput,
+    GatekeeperResult,
     HypothesisCheck,
     RetryContext,
     VerifierOutput,
@@ -80,9 +83,16 @@ def build_composer_input(
     normalized: Mapping[str, Any] | None,
     verifier_output: VerifierOutput | Mapping[str, Any] | None,
     decision: VerdictDecision,
+    *,
+    gate_result: GatekeeperResult | Mapping[str, Any] | None = None,
 ) -> ComposerInput:
-    """The §19.2 payload: allowed claims, allowed hypotheses, gaps and actions, with the code's verdict."""
+    """The §19.2 payload: allowed claims, allowed hypotheses, gaps and actions, with the code's verdict.
+
+    Actions, gaps and hypotheses that any ``gate_result`` error targets (an invented entity, a relayed instruction,
+    a destructive command) are left out; text that addresses the model is left out even without a gate result.
+    """
     verdict = decision.verdict
+    flagged = flagged_items(_errors(gate_result))
     excluded = set(decision.excluded_claims)
     allowed: list[AllowedClaim] = []
     hypotheses: list[AllowedHypothesis] = []
@@ -122,20 +132,22 @@ def build_composer_input(
     if not isinstance(normalized, Mapping):
         _add(gaps, GAP_NO_OUTPUT)
     missing_info = normalized.get("missing_info") if isinstance(normalized, Mapping) else None
-    for item in missing_info if isinstance(missing_info, list) else []:
-        if isinstance(item, str):
+    for position, item in enumerate(missing_info if isinstance(missing_info, list) else []):
+        if isinstance(item, str) and position not in flagged.get("missing_info", ()) and not addresses_model(item):
             _add(gaps, " ".join(item.split()))
 
     if verdict != "REJECT":
         judged = _hypothesis_checks(verifier_output)
         for index, hypothesis in enumerate(_objects(normalized, "hypotheses")):
             text = " ".join(text_of(hypothesis, "hypothesis_text").split())
+            if index in flagged.get("hypotheses", ()) or addresses_model(text):
+                continue
             if text and not is_question(text) and judged.get(index) not in REJECTED_HYPOTHESIS:
                 needed = hypothesis.get("needed_evidence")
                 needed = [item for item in needed if isinstance(item, str)] if isinstance(needed, list) else []
                 hypotheses.append(AllowedHypothesis(hypothesis_text=text, needed_evidence=needed))
 
-    actions = _actions(normalized, verdict)
+    actions = _actions(normalized, verdict, flagged.get("recommended_actions", set()))
     if verdict == "LOW_CONFID" and not gaps:
         _add(gaps, GAP_GENERIC)
     if verdict != "PASS" and not actions:
@@ -161,13 +173,22 @@ def _objects(normalized: Mapping[str, Any] | None, name: str) -> list[dict[str, 
     return [item if isinstance(item, dict) else {} for item in items] if isinstance(items, list) else []
 
 
-def _actions(normalized: Mapping[str, Any] | None, verdict: str) -> list[ComposerAction]:
-    """Executor actions; under REJECT only evidence-gathering or review actions (§19.2.1)."""
+def _errors(gate_result: GatekeeperResult | Mapping[str, Any] | None) -> list[Any]:
+    if isinstance(gate_result, GatekeeperResult):
+        return list(gate_result.errors)
+    errors = gate_result.get("errors") if isinstance(gate_result, Mapping) else None
+    return list(errors) if isinstance(errors, list) else []
+
+
+def _actions(normalized: Mapping[str, Any] | None, verdict: str, flagged: set[int]) -> list[ComposerAction]:
+    """Executor actions; under REJECT only evidence-gathering or review actions (§19.2.1); none a rule flagged."""
     actions: list[ComposerAction] = []
     seen: set[str] = set()
-    for action in _objects(normalized, "recommended_actions"):
+    for index, action in enumerate(_objects(normalized, "recommended_actions")):
         text = " ".join(text_of(action, "action_text").split())
-        if not text or fold(text) in seen or restates(text, _RETRY_INSTRUCTION):
+        if index in flagged or not text or fold(text) in seen or restates(text, _RETRY_INSTRUCTION):
+            continue
+        if addresses_model(text) or addresses_model(text_of(action, "reason")):
             continue
         if verdict == "REJECT" and not EVIDENCE_ACTION.search(fold(text)):
             continue

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from evigate.rules.answer.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
+from evigate.rules.text.instructions import addresses_model
 from evigate.rules.text.normalize import restates
 from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
 
@@ -84,8 +85,8 @@ def _line(composer_input: ComposerInput, text: str, material: str, prefix: str) 
     still fails (hostile text whose sanitising created markup or a new value) is left out rather than shown.
     """
     body = _one_sentence(text)
-    if not body:
-        return None
+    if not body or addresses_model(body):
+        return None  # text planted for the model never reaches the reader, whatever let it through
     if check_text(composer_input, body, material):
         body = prefix + body
         if check_text(composer_input, body, material):
@@ -146,6 +147,8 @@ def render_answer(
     output = coerce_composer_output(composer_output) if composer_output is not None else None
     if output is not None and not check_composer_output(composer_input, output):
         composed = output.user_facing_answer.strip()
+        if addresses_model(composed):
+            composed = None
     if composer_input.verdict == "PASS":
         return composed or render_deterministic(composer_input, locale=locale)
     parts = [words["disclaimer"], composed or render_deterministic(composer_input, locale=locale)]

@@ -31,6 +31,9 @@ def test_shipped_rules_match_the_registry_and_the_issue() -> None:
         "claim.entity_grounding": "low_confid_on_fail",
         "claim.external_entity": "reject_on_fail",
         "claim.question_echo": "low_confid_on_fail",
+        "action.entity_grounding": "warn_only",
+        "action.planted_instruction": "reject_on_fail",
+        "action.destructive_command": "warn_only",
     }
     enabled = {spec.id: spec.enabled for spec in gatekeeper.rules}
     assert enabled["claim.evidence_utilization"] is False

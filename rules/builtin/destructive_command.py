@@ -1,0 +1,62 @@
+"""action.destructive_command — never suggest a destructive command unless it is a marked knowledge-base quote."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field
+
+from evigate.rules.gate.actions import cited_knowledge, iter_user_texts
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.text.instructions import DESTRUCTIVE_COMMANDS, QUOTE_MARKERS, matches
+from evigate.rules.text.normalize import compact, fold
+
+
+class DestructiveCommandParams(RuleParams):
+    fields: list[str] = Field(default_factory=lambda: ["recommended_actions", "missing_info"], min_length=1)
+    commands: list[str] = Field(default_factory=lambda: list(DESTRUCTIVE_COMMANDS), min_length=1)
+    quote_markers: list[str] = Field(default_factory=lambda: list(QUOTE_MARKERS))
+    knowledge_tools: list[str] = Field(default_factory=lambda: ["lookup_knowledge"])
+
+
+class DestructiveCommand(Rule):
+    """An action or a gap never suggests deleting, dropping, wiping, scaling to zero or restarting everything.
+
+    Each text of the `fields` is searched (case-folded) for the `commands` patterns: `kubectl delete`, `drop`,
+    `rm -rf`, `scale … to 0`, `restart all`, `删除`, `清空`, `重启所有`, `缩容到 0` …. One is allowed only when it is
+    quoted from a knowledge document and marked as such: the action binds evidence to a successful invocation of a
+    `knowledgeTools` tool whose output holds the matched command, and its text carries one of `quoteMarkers`
+    (知识库, 运维手册, runbook …). A gap has no bindings, so it is never allowed to carry one. The item is dropped
+    from what the user sees; the claims decide the verdict (`warn_only`).
+    """
+
+    id = "action.destructive_command"
+    Params = DestructiveCommandParams
+
+    def validate(self, context: RuleContext, params: DestructiveCommandParams) -> list[RuleFinding]:
+        findings: list[RuleFinding] = []
+        for target, text, item in iter_user_texts(context.data, params.fields):
+            commands = matches(text, params.commands)
+            if not commands:
+                continue
+            if self._quoted(context, item, text, commands, params):
+                continue
+            findings.append(RuleFinding(
+                target, f"suggests a destructive command ('{commands[0]}') that no marked knowledge-base quote backs"
+            ))
+        return findings
+
+    @staticmethod
+    def _quoted(context: RuleContext, item: Mapping[str, Any] | None, text: str, commands: list[str],
+                params: DestructiveCommandParams) -> bool:
+        if not matches(text, [_literal(marker) for marker in params.quote_markers]):
+            return False
+        views = cited_knowledge(context.session, item, params.knowledge_tools)
+        sources = [compact(fold(view.raw_preview + "\n" + view.raw_details)) for view in views]
+        return bool(sources) and all(any(compact(command) in source for source in sources) for command in commands)
+
+
+def _literal(marker: str) -> str:
+    return re.escape(fold(marker))

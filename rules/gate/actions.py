@@ -1,0 +1,83 @@
+"""The user-visible texts of an executor output beyond claims' evidence: what the action and gap rules read.
+
+Actions (recommended_actions) and gaps (missing_info) reach the final answer as written, so they are checked like
+claims: by field path (``recommended_actions[0].action_text``, ``missing_info[1]``), so the composer input can drop
+exactly what a rule flagged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from evigate.rules.gate.session import InvocationView, SessionIndex, binding_ids, iter_bindings
+
+ActionField = str
+"""One of ``claims``, ``hypotheses``, ``recommended_actions``, ``missing_info``."""
+ITEM_TARGET = re.compile(r"^(recommended_actions|missing_info|hypotheses)\[(\d+)\]")
+
+
+def iter_user_texts(
+    data: Mapping[str, Any] | None, fields: Sequence[ActionField]
+) -> Iterator[tuple[str, str, Mapping[str, Any] | None]]:
+    """(target path, text, the object holding it or None) for every non-empty text of the chosen fields."""
+    if not isinstance(data, Mapping):
+        return
+    for name in fields:
+        items = data.get(name)
+        if not isinstance(items, list):
+            continue
+        for index, item in enumerate(items):
+            if isinstance(item, str):
+                if item.strip():
+                    yield f"{name}[{index}]", item, None
+                continue
+            if not isinstance(item, Mapping):
+                continue
+            for key in ("claim_text", "hypothesis_text", "basis", "action_text", "reason"):
+                value = item.get(key)
+                if isinstance(value, str) and value.strip():
+                    yield f"{name}[{index}].{key}", value, item
+            needed = item.get("needed_evidence")
+            for position, value in enumerate(needed if isinstance(needed, list) else []):
+                if isinstance(value, str) and value.strip():
+                    yield f"{name}[{index}].needed_evidence[{position}]", value, item
+
+
+def tool_outputs(session: SessionIndex, exclude_tools: Sequence[str] = ()) -> list[str]:
+    """The previews and retrieval details of this session's invocations, except those of ``exclude_tools``."""
+    texts: list[str] = []
+    for view in session.in_session:
+        if view.tool_name in exclude_tools:
+            continue
+        texts.append(view.raw_preview)
+        if view.raw_details:
+            texts.append(view.raw_details)
+    return texts
+
+
+def cited_knowledge(session: SessionIndex, item: Mapping[str, Any] | None, knowledge_tools: Sequence[str]
+                    ) -> list[InvocationView]:
+    """The successful knowledge-document invocations of this session that an action's own bindings cite."""
+    if item is None:
+        return []
+    views = []
+    for _, binding in iter_bindings(item):
+        for view in session.resolve(binding_ids(binding)):
+            if view.tool_name in knowledge_tools and view.success:
+                views.append(view)
+    return views
+
+
+def flagged_items(errors: Sequence[Any]) -> dict[str, set[int]]:
+    """field name → indexes of the actions, gaps and hypotheses any Gatekeeper error targets."""
+    flagged: dict[str, set[int]] = {}
+    for error in errors:
+        target = getattr(error, "target", None)
+        if target is None and isinstance(error, Mapping):
+            target = error.get("target")
+        match = ITEM_TARGET.match(target) if isinstance(target, str) else None
+        if match:
+            flagged.setdefault(match.group(1), set()).add(int(match.group(2)))
+    return flagged
