@@ -122,44 +122,11 @@ class Asked:
     error: str | None = None
 
 
-def _key_entities(incident: Any) -> list[str]:
-    keys = [incident.error_code, incident.service]
-    keys += [str(incident.anchor_order_id)] if incident.anchor_order_id else []
-    keys += [incident.anchor_trace_id] if incident.anchor_trace_id else []
-    return [key for key in keys if key]
-
-
-def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Sequence[str]) -> tuple[list[str],
-                                                                                                    list[str]]:
-    """(correct, wrong) confirmed facts the answer states, checked against the incident and the session's outputs."""
-    from evigate.datasets.world.catalog import ERROR_CODES, SERVICES
-    from evigate.rules.text.entities import entity_occurs, extract_entities
-    from evigate.rules.text.normalize import compact, fold
-
-    said = compact(fold(answer))
-    involved = {incident.service, *incident.related_services, incident.error_code}
-    correct: list[str] = []
-    wrong: list[str] = []
-    for claim in allowed:
-        text = claim.claim_text
-        entities = extract_entities(text)
-        stated = compact(fold(text)) in said or (entities and all(fold(e.text) in fold(answer) for e in entities))
-        if not stated:
-            continue
-        unknown = [e.text for e in entities if not any(entity_occurs(e, output) for output in outputs)]
-        foreign = [name for name in (*ERROR_CODES, *SERVICES) if name in text and name not in involved]
-        if unknown or (claim.claim_type == "root_cause" and foreign):
-            wrong.append(f"{text} (not in the evidence: {unknown or foreign})")
-        elif any(key.casefold() in text.casefold() for key in _key_entities(incident)):
-            correct.append(text)
-    return correct, wrong
-
-
 def ask_all(model: str, incidents: Sequence[str], locales: Sequence[str]) -> list[Asked]:
     """Each question through a fresh program on the embedded defaults (one DuckDB world for all)."""
     from evigate.datasets.world.catalog import incident_by_id
     from evigate.modules.program import DiagnosisProgram
-    from evigate.signatures import ComposerInput
+    from evigate.optimize.world_facts import confirmed_facts
 
     workdir = Path(tempfile.mkdtemp(prefix="evigate-grounding-"))
     program = DiagnosisProgram.from_settings(database=workdir / "evigate.duckdb", models={"default": model})
@@ -178,20 +145,15 @@ def ask_all(model: str, incidents: Sequence[str], locales: Sequence[str]) -> lis
                 continue
             item.seconds = time.perf_counter() - began
             item.output_type, item.verdict = result.output_type, result.verdict
-            record = program.store.session(result.session_id)
-            evaluation = (record.get("self_evaluation") or {}).get("verifier_evaluation") or {}
-            composer_input = evaluation.get("composer_input")
-            allowed = ComposerInput.model_validate(composer_input).allowed_claims if composer_input else []
-            outputs = [inv.output_preview for inv in program.store.invocations(result.session_id) if inv.success]
-            item.correct, item.wrong = judge_facts(incident, allowed, result.answer, outputs)
-            item.round_seconds = _round_seconds(program.store, result.session_id, evaluation)
+            item.correct, item.wrong = confirmed_facts(program.store, result.session_id, result.answer, incident)
+            item.round_seconds = _round_seconds(program.store, result.session_id)
             asked.append(item)
             print(f"  {incident_id} {locale}: {item.output_type} {item.verdict} {item.seconds:.0f}s "
                   f"correct {len(item.correct)} wrong {len(item.wrong)}", flush=True)
     return asked
 
 
-def _round_seconds(store: Any, session_id: str, evaluation: dict[str, Any]) -> list[tuple[float, bool]]:
+def _round_seconds(store: Any, session_id: str) -> list[tuple[float, bool]]:
     per_round: dict[int, float] = {}
     verifier_rounds: set[int] = set()
     for step in store.steps(session_id):
