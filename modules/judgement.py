@@ -13,6 +13,8 @@ from typing import Any
 
 from evigate.rules import GateOutcome, VerdictDecision, check_claim_echo, check_composer_output, decide_verdict
 from evigate.rules.gate.session import SessionIndex
+from evigate.rules.text.normalize import compact, fold
+from evigate.rules.text.phrases import QUESTION_MARKS
 from evigate.rules.verdict.confirmation import CodeJudgement, confirm_by_code, only_remaining
 from evigate.signatures import ComposerInput, ComposerOutput, VerifierInput, VerifierOutput
 
@@ -80,4 +82,9 @@ def guard_composer_output(
     """
     violations = list(check_composer_output(composer_input, output))
     violations += check_claim_echo([output.answer_summary, output.user_facing_answer], normalized, decision)
+    query = compact(fold(composer_input.original_query))
+    answer = compact(fold(output.user_facing_answer))
+    if output.user_facing_answer.strip().endswith(QUESTION_MARKS) or (query and answer and answer in query):
+        # Measured on the 0.5B default: a Composer "answer" that was the user's question, passed as NORMAL.
+        violations.append("the answer only asks or restates the question")
     return violations

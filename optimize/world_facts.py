@@ -1,7 +1,8 @@
 """Checking the confirmed facts of a demo answer against the demo world's ground truth (``world_incidents``).
 
 A confirmed fact is an allowed claim of the session's Composer input that the final answer states (its text, or
-every entity in it, appears in the answer). It is *correct* when it names a key entity of the incident (error code,
+every entity in it, appears in the answer). It is *correct* when it is a finding about the incident (a critical
+claim type: a definition quoted from a runbook is not) that names a key entity of the incident (error code,
 service, anchor order, anchor trace) and every entity in it occurs in the session's successful tool outputs; it is
 *wrong* when it names an entity no output of the session shows, or is a root cause naming a service or error code
 the incident's ground truth does not involve. Used by bench/grounding_demo.py and the slow demo-question test.
@@ -14,7 +15,7 @@ from typing import Any
 
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold
-from evigate.signatures import ComposerInput
+from evigate.signatures import CRITICAL_CLAIM_TYPES, ComposerInput
 
 
 def key_entities(incident: Any) -> list[str]:
@@ -45,7 +46,7 @@ def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Seq
         foreign = [name for name in (*ERROR_CODES, *SERVICES) if name in text and name not in involved]
         if unknown or (claim.claim_type == "root_cause" and foreign):
             wrong.append(f"{text} (not in the evidence: {unknown or foreign})")
-        elif any(key in text.casefold() for key in keys):
+        elif claim.claim_type in CRITICAL_CLAIM_TYPES and any(key in text.casefold() for key in keys):
             correct.append(text)
     return correct, wrong
 

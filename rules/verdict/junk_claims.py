@@ -20,7 +20,7 @@ from typing import Any
 from evigate.rules.gate.session import SessionIndex, binding_ids, claim_key, iter_bindings, iter_claims, text_of
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
 from evigate.rules.text.phrases import HEDGE, ROOT_CAUSE, is_question
-from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS, MIN_CONFIRM_WEIGHT, is_knowledge_tool
+from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS, MIN_CONFIRM_WEIGHT, is_knowledge_tool, restates_header
 
 REWRITE_TEMPLATE = {"zh": "{tool} 返回：{excerpt}", "en": "{tool} returned: {excerpt}"}
 MAX_EXCERPT_CHARS = 300
@@ -97,6 +97,8 @@ def rewrite_junk_claims(
             if not _usable_excerpt(excerpt):
                 continue
             views = [view for view in session.resolve(binding_ids(binding)) if view.success and view.tool_name == tool]
+            if restates_header(excerpt, views):
+                continue  # the tool describing its own call is no observation of the incident
             needle = compact(fold(excerpt))
             if not any(needle in compact(fold(part)) for view in views for part in (view.raw_preview,
                                                                                     view.raw_details) if part):

@@ -68,3 +68,19 @@ def test_eval_program_asks_the_verifier_only_about_what_code_left() -> None:
     confirmed = set(gates.code_judgement(case).confirmed)
     asked = {c["claim_id"] for vi in verifier.inputs for c in vi.executor_structured_output["claims"]}
     assert not asked & confirmed and set(rows[0]["code_confirmed"].split(",")) == confirmed
+
+
+def test_a_composer_answer_that_is_the_question_is_replaced() -> None:
+    from evigate.modules.judgement import guard_composer_output
+
+    case = load_verifier_cases(["demo_world"])[0]
+    gates = GateCache()
+    gate, status = gates.outcome(case)
+    checks = [ClaimCheck(claim_id=k, verification=v) for k, v in case.gold_labels.items()]
+    decision = decide_verdict(gate.normalized, checks, gate.result, status, gates.gatekeeper.verdict_impacts)
+    ci = build_composer_input(case.verifier_input.original_query, gate.normalized,
+                              VerifierOutput(verdict="PASS", claim_checks=checks), decision)
+    question = case.verifier_input.original_query
+    output = ComposerOutput(answer_summary=question, user_facing_answer=question)
+    assert "the answer only asks or restates the question" in guard_composer_output(ci, output, gate.normalized,
+                                                                                    decision)

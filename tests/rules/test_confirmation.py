@@ -158,3 +158,15 @@ def test_a_junk_claim_without_a_usable_verbatim_excerpt_is_left_to_the_gatekeepe
     data = output(claim("这是什么原因？", excerpt, ids))
     rewritten, rewrites = rewrite_junk_claims(data, session_index())
     assert rewrites == [] and rewritten == data
+
+
+def test_a_header_line_that_restates_the_call_is_neither_confirmed_nor_used_for_a_rewrite() -> None:
+    """Measured on the 0.5B default: a quoted query_metrics header (service, metric, time range) made a PASS."""
+    header = "query_order order_id=123 returned 1 row at 2026-11-28 14:03:05"
+    invocations = [*INVOCATIONS, ToolInvocation(id=5, session_id=SESSION, tool_name="query_order",
+                                                input={"order_id": 123}, output_preview=f"{header}\n{ORDER}")]
+    TOOL_OF[5] = "query_order"
+    index = Gatekeeper.default().session_index(invocations, SESSION)
+    assert confirm_by_code(output(claim(header, header, [5])), index).confirmed == {}
+    _, rewrites = rewrite_junk_claims(output(claim("这是什么原因？", header, [5])), index)
+    assert rewrites == []
