@@ -154,13 +154,15 @@ def ask_all(model: str, incidents: Sequence[str], locales: Sequence[str]) -> lis
 
 
 def _round_seconds(store: Any, session_id: str) -> list[tuple[float, bool]]:
+    from evigate.modules.rounds import VERIFIER_SKIPPED
+
     per_round: dict[int, float] = {}
     verifier_rounds: set[int] = set()
     for step in store.steps(session_id):
         if step["agent"] == "composer":
             continue
         per_round[step["round"]] = per_round.get(step["round"], 0.0) + (step["latency_ms"] or 0) / 1000
-        if step["agent"] == "verifier":
+        if step["agent"] == "verifier" and not str(step["thought"]).startswith(VERIFIER_SKIPPED):
             verifier_rounds.add(step["round"])
     return [(seconds, number not in verifier_rounds) for number, seconds in sorted(per_round.items())]
 

@@ -17,6 +17,8 @@ from evigate.rules.verdict.junk_claims import ClaimRewrite, rewrite_junk_claims
 from evigate.signatures import Plan, RetryContext, VerifierInput, VerifierOutput
 from evigate.signatures.agents import WriteEvidence
 
+VERIFIER_SKIPPED = "not called"
+"""How a verifier agent_step row says the model was skipped because code decided every claim."""
 _EXECUTOR_PROMPT: tuple[str, ...] = (WriteEvidence.instructions,)
 """What the built-in Executor is told: a claim text copied from it is no finding."""
 
@@ -121,6 +123,8 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
     elif not judgement.model_called:
         flags.add("verifier_skipped")
         notes.append("every claim restates a cited output, confirmed by code: the Verifier model was not called")
+        store.record_step(session_id, round_number, "verifier", model_output="", thought=(
+            f"{VERIFIER_SKIPPED}: code confirmed every claim ({', '.join(judgement.decision.code_confirmed)})"))
     return RoundState(
         round=round_number,
         parse_status=parsed.parse_status,

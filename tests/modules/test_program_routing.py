@@ -268,8 +268,10 @@ def test_claims_that_quote_their_outputs_are_confirmed_by_code_without_the_verif
     assert confirmation["label_sources"] == {"claim-1": "code", "claim-2": "code"}
     assert confirmation["verifier_model_called"] is False
     assert all(check["detail"].startswith("confirmed by code") for check in evaluation["claim_checks"])
-    agents = [step["agent"] for step in AuditStore(world_db).steps(result.session_id)]
-    assert agents == ["planner", "executor", "composer"]
+    steps = AuditStore(world_db).steps(result.session_id)
+    assert [step["agent"] for step in steps] == ["planner", "executor", "verifier", "composer"]
+    assert steps[2]["thought"].startswith("not called: code confirmed every claim (claim-1, claim-2)")
+    assert steps[2]["prompt_tokens"] == 0 and steps[2]["model_output"] == ""
 
 
 def test_the_verifier_model_reads_only_the_claims_code_left(world_db: Path) -> None:
