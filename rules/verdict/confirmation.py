@@ -24,6 +24,7 @@ from evigate.rules.gate.session import (
     SessionIndex,
     binding_ids,
     claim_key,
+    flatten,
     iter_bindings,
     iter_claims,
     text_of,
@@ -243,13 +244,19 @@ def restated_by(
 
 
 def restates_header(text: str, views: Sequence[InvocationView]) -> bool:
-    """Whether ``text`` quotes a tool's header line, which restates the call ("query_metrics payment-service …").
+    """Whether ``text`` restates the call: a tool's header line ("query_metrics payment-service …"), or the call's args.
 
     Measured on the 0.5B default: such a header, time range and point count included, confirmed as a symptom made a
     PASS that showed nothing about the incident. A header is the tool describing its own call, not a finding.
     """
     folded = fold(text).lstrip(" '\"“”‘’`「」")
-    return any(folded.startswith(fold(view.tool_name)) for view in views)
+    if any(folded.startswith(fold(view.tool_name)) for view in views):
+        return True
+    # Measured on the 0.5B default: the claim "ERR_SMS_PROVIDER 短信服务商 熔断" was lookup_knowledge's own query,
+    # found in its header line. What the call's arguments already hold is what was asked, not what was returned.
+    needle = compact(folded)
+    return bool(needle) and any(needle in compact(fold(flatten(view.invocation.input))) for view in views
+                                if view.invocation.input)
 
 
 def confirm_by_code(

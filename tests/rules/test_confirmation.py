@@ -170,3 +170,13 @@ def test_a_header_line_that_restates_the_call_is_neither_confirmed_nor_used_for_
     assert confirm_by_code(output(claim(header, header, [5])), index).confirmed == {}
     _, rewrites = rewrite_junk_claims(output(claim("这是什么原因？", header, [5])), index)
     assert rewrites == []
+
+
+def test_a_claim_that_is_the_calls_own_query_is_not_confirmed() -> None:
+    """Measured on the 0.5B default: lookup_knowledge's query, echoed in its header, was confirmed as a claim."""
+    echoed = "ERR_TIMEOUT 支付 超时 排查"
+    kb = ToolInvocation(id=6, session_id=SESSION, tool_name="lookup_knowledge", input={"query": echoed},
+                        output_preview=f'lookup_knowledge "{echoed}": 1 section\n{KB}')
+    TOOL_OF[6] = "lookup_knowledge"
+    index = Gatekeeper.default().session_index([*INVOCATIONS, kb], SESSION)
+    assert confirm_by_code(output(claim(echoed, echoed, [6], claim_type="context")), index).confirmed == {}
