@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from evigate.modules.calls import AgentCall
 from evigate.signatures import (
@@ -19,6 +19,8 @@ from evigate.signatures import (
 )
 
 _SNAPSHOT_CHARS = 20_000
+RoundFlag = Literal["planner_fallback", "executor_unavailable", "verifier_unavailable", "verifier_skipped"]
+"""Typed facts about a round that control flow and the audit key on (never the text of a note)."""
 
 
 @dataclass
@@ -34,6 +36,8 @@ class RoundState:
     verifier_output: VerifierOutput | None
     retry_context: RetryContext | None = None
     notes: list[str] = field(default_factory=list)
+    flags: set[RoundFlag] = field(default_factory=set)
+    rewrites: list[Any] = field(default_factory=list)  # evigate.rules.verdict.junk_claims.ClaimRewrite
 
     def record(self) -> RoundRecord:
         return RoundRecord(
@@ -62,6 +66,8 @@ def verifier_evaluation(
     decision = state.decision
     effective = getattr(decision, "effective_checks", None) or {}
     checks = list(state.verifier_output.claim_checks) if state.verifier_output else []
+    code_checks = [check for key, check in decision.claim_checks.items() if key in decision.code_confirmed]
+    checks = [c for c in checks if c.claim_id not in decision.code_confirmed] + code_checks
     checks = [c.model_copy(update={"verification": effective.get(c.claim_id, c.verification)}) for c in checks]
     return VerifierEvaluation(
         verdict=decision.verdict,
@@ -84,7 +90,22 @@ def verifier_evaluation(
         output_type=output_type,  # type: ignore[arg-type]
         degraded_reason=degraded_reason,
         history=history,
+        code_confirmation=code_confirmation(state),
     )
+
+
+def code_confirmation(state: RoundState) -> dict[str, Any]:
+    """Which labels came from code, which it capped, which claims it rewrote, and whether the model was asked."""
+    decision = state.decision
+    return {
+        "label_sources": dict(decision.label_sources),
+        "confirmed_by_code": list(decision.code_confirmed),
+        "capped": dict(decision.capped),
+        "rewritten": [{"claim_id": r.claim_id, "original_text": r.original_text, "new_text": r.new_text,
+                       "why": r.why} for r in state.rewrites],
+        "verifier_model_called": "verifier_skipped" not in state.flags and state.parse_status.status == "valid",
+        "flags": sorted(state.flags),
+    }
 
 
 def record_step(store: Any, session_id: str, round_number: int, call: AgentCall, thought: str) -> None:

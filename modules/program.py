@@ -21,6 +21,7 @@ from evigate.modules.audit import RoundState, record_step, verifier_evaluation
 from evigate.modules.calls import call_agent
 from evigate.modules.composer import Composer
 from evigate.modules.executor import Executor, step_key
+from evigate.modules.judgement import guard_composer_output
 from evigate.modules.planner import Planner
 from evigate.modules.rounds import run_round
 from evigate.modules.saved_state import load_agent_state, sha256_of, write_manifest
@@ -30,8 +31,6 @@ from evigate.rules import (
     Gatekeeper,
     build_composer_input,
     build_retry_context,
-    check_claim_echo,
-    check_composer_output,
     render_answer,
     render_parse_failure,
     score_rule_evaluation,
@@ -275,10 +274,7 @@ class DiagnosisProgram(dspy.Module):
             violations = [f"composer output unusable: {call.error or type(output).__name__}"]
             output = None
         else:
-            violations = check_composer_output(composer_input, output)
-            # The Composer never saw the disallowed claims; make sure it did not restate one anyway.
-            texts = [output.answer_summary, output.user_facing_answer]
-            violations += check_claim_echo(texts, state.normalized, state.decision)
+            violations = guard_composer_output(composer_input, output, state.normalized, state.decision)
         record_step(
             self.store,
             session_id,

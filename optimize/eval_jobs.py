@@ -1,8 +1,10 @@
 """``evigate eval``: score the saved (or built-in) agents on one split and log the run to MLflow.
 
-``--agent verifier|composer`` evaluates one agent on its own fixtures. ``--agent program`` chains the saved
-Verifier and Composer the way the program does after the Gatekeeper: Verifier → code verdict → (PASS/LOW_CONFID)
-Composer input built by code → Composer → output guard, on the Verifier fixtures.
+``--agent verifier|composer`` evaluates one agent on its own fixtures (Verifier labels are scored with code's
+confirmed labels and caps, as the program applies them). ``--agent program`` runs the program's own code path after
+the Gatekeeper (``modules/judgement.py``): code confirms quotes → the saved Verifier on the remaining claims (not
+called when none remain) → code verdict → (PASS/LOW_CONFID) Composer input built by code → Composer → both output
+guards (``check_composer_output`` and ``check_claim_echo``), on the Verifier fixtures.
 """
 
 from __future__ import annotations
@@ -100,49 +102,74 @@ def run_eval(agent: str, split: str = "dev", *, model: str | None = None, progra
 
 def _evaluate_program(modules: dict[str, dspy.Module], data: AgentData, split: str,
                       progress: StartTask) -> tuple[dict[str, float], list[dict[str, Any]]]:
+    """The program's own path after the Gatekeeper (modules/judgement.py), case by case."""
+    from evigate.modules.judgement import guard_composer_output, judge, verifier_output_or_none
     from evigate.optimize.composer_metric import composer_output_of, expression_checks
-    from evigate.optimize.verifier_metric import verifier_output_of
-    from evigate.rules import build_composer_input, check_composer_output
+    from evigate.rules import build_composer_input
 
     gates = GateCache()
     tick = progress(f"eval program (verifier → composer) on {split}", len(data.splits[split]))
     scores: list[VerifierScore] = []
     rows: list[dict[str, Any]] = []
-    composed = clean = expressed = 0
+    composed = clean = expressed = skipped = 0
     for example in data.splits[split]:
         case = case_of(example)
-        prediction, error = _call(modules["verifier"], verifier_input=case.verifier_input)
-        score = score_verifier(case, prediction, gates, error=error)
+        gate, parse_status = gates.outcome(case)
+        session = gates.gatekeeper.session_index(case.invocations, case.session_id,
+                                                 case.verifier_input.tool_trace_summary)
+        errors: list[str] = []
+
+        def ask_model(model_input: Any, errors: list[str] = errors) -> Any:
+            prediction, error = _call(modules["verifier"], verifier_input=model_input)
+            if error:
+                errors.append(error)
+            return verifier_output_or_none(prediction)
+
+        judgement = judge(ask_model, case.verifier_input, gate, parse_status, gates.gatekeeper.verdict_impacts,
+                          session)
+        skipped += parse_status == "valid" and not judgement.model_called
+        checks = {**{c.claim_id: c for c in (judgement.verifier_output.claim_checks
+                                               if judgement.verifier_output else [])}, **judgement.code.confirmed}
+        prediction = dspy.Prediction(verifier_output=(judgement.verifier_output or _no_output()).model_copy(
+            update={"claim_checks": list(checks.values())}))
+        score = score_verifier(case, prediction, gates, error=errors[0] if errors else None, code_confirmation=True)
         scores.append(score)
+        decision = judgement.decision
         row: dict[str, Any] = {"case_id": case.case_id, "gold_verdict": case.gold_verdict,
-                               "code_verdict": score.code_verdict, "claim_accuracy": round(score.claim_accuracy, 4),
+                               "code_verdict": decision.verdict, "claim_accuracy": round(score.claim_accuracy, 4),
+                               "verifier_called": judgement.model_called,
+                               "code_confirmed": ",".join(decision.code_confirmed),
                                "composer_called": False, "composer_clean": None, "violations": ""}
-        if score.code_verdict != "REJECT" and score.decision is not None:
-            gate, _ = gates.outcome(case)
-            output = verifier_output_of(prediction)
-            if output is not None:
-                composer_input = build_composer_input(case.verifier_input.original_query, gate.normalized, output,
-                                                      score.decision)
-                composed += 1
-                answer, answer_error = _call(modules["composer"], composer_input=composer_input)
-                composer_output = composer_output_of(answer)
-                violations = (list(check_composer_output(composer_input, composer_output)) if composer_output
-                              else [answer_error or "no composer output"])
-                is_clean = not violations
-                clean += is_clean
-                if composer_output is not None:
-                    text = f"{composer_output.answer_summary}{composer_output.user_facing_answer}"
-                    checks = expression_checks(composer_input, "".join(text.split()).casefold())
-                    expressed += is_clean and all(ok for _, ok in checks)
-                row.update(composer_called=True, composer_clean=is_clean, violations=" | ".join(map(str, violations)))
+        if decision.verdict != "REJECT" and parse_status == "valid":
+            composer_input = build_composer_input(case.verifier_input.original_query, gate.normalized,
+                                                  judgement.verifier_output or _no_output(), decision)
+            composed += 1
+            answer, answer_error = _call(modules["composer"], composer_input=composer_input)
+            composer_output = composer_output_of(answer)
+            violations = (guard_composer_output(composer_input, composer_output, gate.normalized, decision)
+                          if composer_output else [answer_error or "no composer output"])
+            is_clean = not violations
+            clean += is_clean
+            if composer_output is not None:
+                text = f"{composer_output.answer_summary}{composer_output.user_facing_answer}"
+                checks_ok = expression_checks(composer_input, "".join(text.split()).casefold())
+                expressed += is_clean and all(ok for _, ok in checks_ok)
+            row.update(composer_called=True, composer_clean=is_clean, violations=" | ".join(map(str, violations)))
         rows.append(row)
         tick()
     summary = summarize_verifier(scores)
     metrics = summary.metrics("verifier_")
     metrics.update({"composer_calls": float(composed), "composer_clean_rate": clean / composed if composed else 0.0,
                     "composer_expression_rate": expressed / composed if composed else 0.0,
+                    "verifier_skipped": float(skipped),
                     "end_to_end_verdict_accuracy": summary.verdict_accuracy})
     return metrics, rows
+
+
+def _no_output() -> Any:
+    from evigate.signatures import VerifierOutput
+
+    return VerifierOutput(verdict="LOW_CONFID", rationale="")
 
 
 def _call(module: dspy.Module, **inputs: Any) -> tuple[Any, str | None]:

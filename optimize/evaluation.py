@@ -45,9 +45,14 @@ class EvalResult:
     scores: list[VerifierScore] | list[ComposerScore]
     predictions: list[Any] = field(default_factory=list)
     seconds: float = 0.0
+    model_alone: VerifierSummary | None = None
+    """Verifier only: the module's own labels without code's confirmed labels and caps (``summary`` has them)."""
 
     def metrics(self, prefix: str = "") -> dict[str, float]:
-        return self.summary.metrics(prefix)
+        metrics = self.summary.metrics(prefix)
+        if self.model_alone is not None:
+            metrics.update(self.model_alone.metrics(f"{prefix}model_alone_"))
+        return metrics
 
 
 class TickingMetric:
@@ -98,6 +103,7 @@ def evaluate_agent(agent: str, module: Any, examples: Sequence[dspy.Example], *,
     outcome = evaluator(module)
     seconds = time.perf_counter() - started
     scores: list[Any] = []
+    alone: list[VerifierScore] = []
     predictions = []
     for example, prediction, _ in outcome.results:
         predictions.append(prediction)
@@ -106,11 +112,15 @@ def evaluate_agent(agent: str, module: Any, examples: Sequence[dspy.Example], *,
             tick()  # the metric never ran for a failed example; keep the progress bar honest
         error = "the module raised or returned no output" if failed else None
         if agent == "verifier":
-            scores.append(score_verifier(case_of(example), prediction, gates, error=error))
+            # What the program gets (code's confirmed labels and caps over the module's), and the module alone.
+            scores.append(score_verifier(case_of(example), prediction, gates, error=error, code_confirmation=True))
+            alone.append(score_verifier(case_of(example), prediction, gates, error=error))
         else:
             scores.append(score_composer(case_of(example), prediction, error=error))
-    summary = summarize_verifier(scores) if agent == "verifier" else summarize_composer(scores)
-    return EvalResult(agent, label, summary, scores, predictions, seconds)
+    if agent == "verifier":
+        return EvalResult(agent, label, summarize_verifier(scores), scores, predictions, seconds,
+                          model_alone=summarize_verifier(alone))
+    return EvalResult(agent, label, summarize_composer(scores), scores, predictions, seconds)
 
 
 def per_claim_rows(result: EvalResult, cases: dict[str, Any], stage: str) -> list[dict[str, Any]]:

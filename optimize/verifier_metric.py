@@ -126,6 +126,15 @@ class GateCache:
             self._outcomes[case.case_id] = result
         return result
 
+    def code_judgement(self, case: VerifierCase) -> Any:
+        """What code confirms in the case before any model (``confirm_by_code``), as the program does."""
+        from evigate.rules.verdict.confirmation import confirm_by_code
+
+        gate, _ = self.outcome(case)
+        session = self.gatekeeper.session_index(case.invocations, case.session_id,
+                                                case.verifier_input.tool_trace_summary)
+        return confirm_by_code(gate.normalized, session, failed_claims=gate.failed_claims)
+
 
 def verifier_output_of(prediction: Any) -> VerifierOutput | None:
     """The ``VerifierOutput`` inside a module's prediction, tolerating dicts and partial objects."""
@@ -152,13 +161,21 @@ def _as_check(item: Any) -> ClaimCheck | None:
         return None
 
 
-def score_verifier(case: VerifierCase, prediction: Any, gates: GateCache, *, error: str | None = None) -> VerifierScore:
-    """Score one prediction against the case: claim outcomes plus the verdict code decides from the checks."""
+def score_verifier(case: VerifierCase, prediction: Any, gates: GateCache, *, error: str | None = None,
+                   code_confirmation: bool = False) -> VerifierScore:
+    """Score one prediction against the case: claim outcomes plus the verdict code decides from the checks.
+
+    With ``code_confirmation`` (what the program does) the labels scored are code's for the claims it confirms and
+    the module's, capped by code (``ceilings_of``), for the rest; without it (the default, what an optimizer
+    teaches from) the module's own labels alone. Either way the verdict is code's, caps included.
+    """
     from evigate.rules import decide_verdict
+    from evigate.rules.verdict.confirmation import cap, ceilings_of
 
     output = verifier_output_of(prediction)
     checks = list(output.claim_checks) if output else []
     gate, parse_status = gates.outcome(case)
+    code_checks = gates.code_judgement(case).confirmed if code_confirmation and parse_status == "valid" else {}
     decision = decide_verdict(
         gate.normalized,
         checks,
@@ -168,10 +185,13 @@ def score_verifier(case: VerifierCase, prediction: Any, gates: GateCache, *, err
         model_verdict=output.verdict if output else None,
         failed_claims=gate.failed_claims,
         excluded_claims=gate.excluded_claims,
+        code_checks=code_checks if code_confirmation else None,
     )
     # The check code judged each claim by (a claim checked twice keeps the less favourable one), before any
-    # Gatekeeper override: the label scored is the module's own judgement.
-    judged = {claim_id: check.verification for claim_id, check in decision.claim_checks.items()}
+    # Gatekeeper override: the label scored is the module's own judgement (with code's, when code confirms).
+    ceilings = ceilings_of(gate.normalized) if code_confirmation else {}
+    judged = {claim_id: cap(check.verification, ceilings.get(claim_id))
+              for claim_id, check in decision.claim_checks.items()}
     outcomes = []
     for claim_id, gold in case.gold_labels.items():
         predicted = judged.get(claim_id, MISSING_CHECK)

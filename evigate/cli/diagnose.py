@@ -117,6 +117,8 @@ def _print_record(record: dict[str, Any]) -> None:
     if evaluation.get("composer_violations"):
         _section("composer violations (output replaced by the renderer)", evaluation.get("composer_violations"))
     _section("verifier: claim checks (after code)", evaluation.get("claim_checks"))
+    _section("labels decided by code (label_sources: code = confirmed quote, model = Verifier)",
+             evaluation.get("code_confirmation"))
     _section("verdict reasons", evaluation.get("reasons"))
     _section("gatekeeper", evaluation.get("gatekeeper_result"))
     _section("executor structured output", evaluation.get("executor_structured_output"))

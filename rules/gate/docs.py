@@ -22,6 +22,9 @@ from everything a user sees, `low_confid_on_fail` forbids PASS (the claim counts
 `Gatekeeper.with_overrides({"evidence.excerpt_similarity": {"params": {"passThreshold": 0.6}}})` or the settings
 keys `gatekeeper.rules_file` / `gatekeeper.overrides` do it per rule.
 
+After the rules, code confirms claims that only quote their cited output, rewrites junk claims beside a verbatim
+excerpt, and caps what the Verifier model may call observed: [confirmation.md](confirmation.md).
+
 | rule | name | enabled | severity | verdictImpact |
 |---|---|---|---|---|
 """

@@ -8,7 +8,7 @@ never raise it past what the evidence allows: a claim a fail-level Gatekeeper er
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -16,6 +16,7 @@ from evigate.rules.gate.gatekeeper import claim_ids_of_targets
 from evigate.rules.gate.parsing import ParsedOutput
 from evigate.rules.gate.session import claim_key, iter_claims, text_of
 from evigate.rules.text.entities import extract_entities
+from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS, cap, ceilings_of
 from evigate.signatures import (
     CRITICAL_CLAIM_TYPES,
     FACT_VERIFICATION_OF,
@@ -42,6 +43,21 @@ NON_CRITICAL_TYPES = frozenset({"context", "remediation"})
 KEY_ENTITY_KINDS = frozenset({"service", "identifier", "error_code", "time"})
 VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
 
+ReasonCode = Literal[
+    "parse_failed", "contradicted_critical", "external_root_cause", "external_entity", "forged_evidence",
+    "gate_failed", "external_unknown", "overstated", "unsupported", "contradicted", "no_claims",
+    "no_direct_critical", "pass",
+]
+LabelSource = Literal["code", "model", "none"]
+
+
+class MatrixRow(BaseModel):
+    """One §17 row that fired: a typed code (what control flow and the summary key on) and its text (the audit's)."""
+
+    code: ReasonCode
+    text: str
+    claim_id: str | None = None
+
 
 class VerdictDecision(BaseModel):
     """The code's decision for one round, with everything the audit and the Composer input need."""
@@ -61,6 +77,15 @@ class VerdictDecision(BaseModel):
     parse_status: ParseStatusValue = "valid"
     gate_status: GateStatus = "pass"
     summary: str = Field(default="", description="the deciding matrix row in plain Chinese, free of ids")
+    rows: list[MatrixRow] = Field(default_factory=list, description="the §17 rows that fired, deciding row first")
+    label_sources: dict[str, LabelSource] = Field(
+        default_factory=dict, description="claim id → who labelled it: code (confirmed quote), model, none (no check)")
+    capped: dict[str, str] = Field(default_factory=dict, description="claim id → why code lowered the model's label")
+
+    @property
+    def code_confirmed(self) -> list[str]:
+        """Claims code labelled direct_observation (they restate a cited output)."""
+        return [key for key, source in self.label_sources.items() if source == "code"]
 
 
 def is_critical(claim: Mapping[str, Any]) -> bool:
@@ -115,11 +140,15 @@ def decide_verdict(
     model_verdict: str | None = None,
     failed_claims: Iterable[str] | None = None,
     excluded_claims: Iterable[str] | None = None,
+    code_checks: Mapping[str, ClaimCheck] | None = None,
+    knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS,
 ) -> VerdictDecision:
     """Decide PASS / LOW_CONFID / REJECT and the groundedness score; ``reasons`` name the matrix rows that fired.
 
     ``failed_claims`` / ``excluded_claims`` default to what ``gate_result.errors`` targets (``GateOutcome`` carries
-    both). Never raises on data.
+    both). ``code_checks`` are the labels code decided (``confirm_by_code``): they stand instead of the model's.
+    Every label, code's or the model's, is then capped (``ceilings_of``) and overridden by fail-level Gatekeeper
+    errors, so code-confirmed labels never make a verdict more favourable than §17 allows. Never raises on data.
     """
     reasons: list[str] = []
     model = model_verdict if model_verdict in VERDICTS else None
@@ -128,8 +157,9 @@ def decide_verdict(
     if status != "valid" or not isinstance(normalized, Mapping):
         what = f"parse status is '{status}'" if status != "valid" else "is not a JSON object"
         reasons.append(f"§15.4 LOW_CONFID: executor output {what}: score 0, no claims to judge")
+        row = MatrixRow(code="parse_failed", text=reasons[0])
         return VerdictDecision(verdict="LOW_CONFID", model_verdict=model, groundedness_score=0.0, reasons=reasons,
-                               summary=SUMMARY_PARSE,
+                               summary=SUMMARY_OF["parse_failed"], rows=[row],
                                parse_status=status if status != "valid" else "malformed",  # type: ignore[arg-type]
                                gate_status=gate.status)
     impacts = dict(verdict_impacts or {})
@@ -152,6 +182,13 @@ def decide_verdict(
             chosen[check.claim_id] = worse
         else:
             chosen[check.claim_id] = check
+    sources: dict[str, LabelSource] = {key: "model" for key in chosen}
+    for key, check in (code_checks or {}).items():
+        if key in known:
+            chosen[key] = check
+            sources[key] = "code"
+    ceilings = ceilings_of(normalized, knowledge_tools)
+    capped: dict[str, str] = {}
 
     effective: dict[str, ClaimVerification] = {}
     critical_keys: list[str] = []
@@ -161,6 +198,13 @@ def decide_verdict(
         verification: ClaimVerification = check.verification if check else "unsupported"
         if check is None:
             reasons.append(f"claim {key} has no check: counted as unsupported")
+        capped_to = cap(verification, ceilings.get(key))
+        if capped_to != verification:
+            why = ceilings[key].why
+            capped[key] = why
+            reasons.append(f"claim {key}: {sources.get(key, 'model')} said {verification}; {why}: "
+                           f"counted as {capped_to} at most")
+            verification = capped_to
         if (key in failed or key in excluded) and verification in ("direct_observation", "reasonable_inference",
                                                                       "overstated"):
             reasons.append(f"claim {key}: verifier said {verification}, a fail-level Gatekeeper error targets it: "
@@ -176,7 +220,7 @@ def decide_verdict(
         ))
 
     verdict, rows = _matrix(claims, effective, critical_keys, gate, impacts)
-    reasons[:0] = rows
+    reasons[:0] = [row.text for row in rows]
     scored = critical_keys or [key for key, _ in claims]
     score = 0.0 if verdict == "REJECT" or not scored else sum(SCORE_OF[effective[k]] for k in scored) / len(scored)
     if model is not None and model != verdict:
@@ -186,30 +230,28 @@ def decide_verdict(
         facts_checked=facts, critical_fact_count=len(critical_keys), reasons=reasons, effective_checks=effective,
         ignored_checks=ignored, claim_checks=chosen, excluded_claims=[k for k, _ in claims if k in excluded],
         failed_claims=[k for k, _ in claims if k in failed], critical_claims=critical_keys, parse_status="valid",
-        gate_status=gate.status, summary=_summary(rows[0]),
+        gate_status=gate.status, summary=SUMMARY_OF[rows[0].code], rows=rows,
+        label_sources={key: sources.get(key, "none") for key, _ in claims}, capped=capped,
     )
 
 
-SUMMARY_PARSE = "执行器输出无法解析，没有可核对的结构化证据"
-_SUMMARIES = (
-    ("is contradicted by the evidence", "存在与工具证据相矛盾的关键说法"),
-    ("brings a root cause from outside", "存在证据之外的根因"),
-    ("is external_unknown and names", "存在证据之外的关键实体"),
-    ("(reject_on_fail) failed", "部分说法引用的证据无法核实"),
-    ("Gatekeeper failed", "结构化输出未通过确定性校验"),
-    ("is external_unknown", "部分说法涉及证据之外的信息"),
-    ("is overstated", "部分说法超出了现有证据"),
-    ("is unsupported", "部分说法缺少证据支持"),
-    ("is contradicted", "部分说法与工具证据相矛盾"),
-    ("has no claims", "没有可确认的说法"),
-    ("no critical claim is a direct_observation", "关键说法缺少直接证据"),
-    ("§17 PASS", "关键说法均有直接证据"),
-)
-
-
-def _summary(row: str) -> str:
-    """The deciding row in words a Composer may repeat: no claim ids, no rule ids, no entities."""
-    return next((text for marker, text in _SUMMARIES if marker in row), "")
+SUMMARY_OF: dict[ReasonCode, str] = {
+    "parse_failed": "执行器输出无法解析，没有可核对的结构化证据",
+    "contradicted_critical": "存在与工具证据相矛盾的关键说法",
+    "external_root_cause": "存在证据之外的根因",
+    "external_entity": "存在证据之外的关键实体",
+    "forged_evidence": "部分说法引用的证据无法核实",
+    "gate_failed": "结构化输出未通过确定性校验",
+    "external_unknown": "部分说法涉及证据之外的信息",
+    "overstated": "部分说法超出了现有证据",
+    "unsupported": "部分说法缺少证据支持",
+    "contradicted": "部分说法与工具证据相矛盾",
+    "no_claims": "没有可确认的说法",
+    "no_direct_critical": "关键说法缺少直接证据",
+    "pass": "关键说法均有直接证据",
+}
+"""The deciding row in words a Composer may repeat: no claim ids, no rule ids, no entities."""
+SUMMARY_PARSE = SUMMARY_OF["parse_failed"]
 
 
 def _matrix(
@@ -218,40 +260,48 @@ def _matrix(
     critical_keys: list[str],
     gate: GatekeeperResult,
     impacts: Mapping[str, str],
-) -> tuple[Verdict, list[str]]:
+) -> tuple[Verdict, list[MatrixRow]]:
     """The §17 rows that fire, REJECT first, then what keeps the output from PASS."""
     critical = set(critical_keys)
-    reject: list[str] = []
+    reject: list[MatrixRow] = []
     for key, claim in claims:
         verification = effective[key]
         if key in critical and verification == "contradicted":
-            reject.append(f"§17 REJECT: critical claim {key} is contradicted by the evidence")
+            reject.append(MatrixRow(code="contradicted_critical", claim_id=key,
+                                    text=f"§17 REJECT: critical claim {key} is contradicted by the evidence"))
         if key in critical and verification == "external_unknown":
             named = _names_key_entity(text_of(claim, "claim_text"))
             if claim.get("claim_type") == "root_cause":
-                reject.append(f"§17 REJECT: critical claim {key} brings a root cause from outside the evidence")
+                reject.append(MatrixRow(code="external_root_cause", claim_id=key, text=(
+                    f"§17 REJECT: critical claim {key} brings a root cause from outside the evidence")))
             elif named:
-                reject.append(f"§17 REJECT: critical claim {key} is external_unknown and names '{named}'")
+                reject.append(MatrixRow(code="external_entity", claim_id=key, text=(
+                    f"§17 REJECT: critical claim {key} is external_unknown and names '{named}'")))
     forged = [rule for rule in gate.failed_rules if impacts.get(rule) == "reject_on_fail"]
     if gate.status == "fail" and forged:
-        reject.append(f"§17 REJECT: Gatekeeper rule(s) {', '.join(forged)} (reject_on_fail) failed: forged evidence")
+        reject.append(MatrixRow(code="forged_evidence", text=(
+            f"§17 REJECT: Gatekeeper rule(s) {', '.join(forged)} (reject_on_fail) failed: forged evidence")))
     if reject:
         return "REJECT", reject
 
-    low: list[str] = []
+    low: list[MatrixRow] = []
     if gate.status == "fail":
-        low.append(f"§17 LOW_CONFID: Gatekeeper failed ({', '.join(gate.failed_rules) or 'unknown rule'}), "
-                   "not as forgery; a failure forbids PASS")
+        low.append(MatrixRow(code="gate_failed", text=(
+            f"§17 LOW_CONFID: Gatekeeper failed ({', '.join(gate.failed_rules) or 'unknown rule'}), "
+            "not as forgery; a failure forbids PASS")))
     for key, _ in claims:
         if effective[key] in BLOCKS_PASS:
-            low.append(f"§17 LOW_CONFID: claim {key} is {effective[key]}")
+            low.append(MatrixRow(code=effective[key], claim_id=key,  # type: ignore[arg-type]
+                                 text=f"§17 LOW_CONFID: claim {key} is {effective[key]}"))
     if not claims:
-        low.append("§17 LOW_CONFID: the output has no claims")
+        low.append(MatrixRow(code="no_claims", text="§17 LOW_CONFID: the output has no claims"))
     elif not any(effective[key] == "direct_observation" for key in critical_keys):
-        low.append("§17 LOW_CONFID: no critical claim is a direct_observation"
-                   + (" (critical claims are only reasonable_inference)" if critical_keys else " (no critical claims)"))
+        low.append(MatrixRow(code="no_direct_critical", text=(
+            "§17 LOW_CONFID: no critical claim is a direct_observation"
+            + (" (critical claims are only reasonable_inference)" if critical_keys else " (no critical claims)"))))
     if low:
         return "LOW_CONFID", low
     direct = sum(1 for key in critical_keys if effective[key] == "direct_observation")
-    return "PASS", [f"§17 PASS: Gatekeeper did not fail, every claim is direct_observation or reasonable_inference, "
-                    f"{direct} critical claim(s) directly observed"]
+    return "PASS", [MatrixRow(code="pass", text=(
+        f"§17 PASS: Gatekeeper did not fail, every claim is direct_observation or reasonable_inference, "
+        f"{direct} critical claim(s) directly observed"))]

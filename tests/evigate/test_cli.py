@@ -74,3 +74,20 @@ def test_ask_with_invalid_settings_fails_before_loading_any_model(tmp_path: Path
     asked = runner.invoke(app, ["ask", QUERY, "--settings", str(settings), "--database", str(tmp_path / "x.duckdb")])
     assert asked.exit_code == 2
     assert "low_confidence_threshold" in asked.stdout
+
+
+def test_show_says_which_labels_came_from_code(private_world: Path) -> None:
+    from tests.modules.scripted import claim, v2
+
+    def quotes(results: list, _round: int) -> str:
+        order, _logs = results
+        return v2(claim("claim-1", order))
+
+    program = DiagnosisProgram.from_settings(
+        database=private_world, planner=ScriptedPlanner(), executor=ScriptedExecutor(quotes),
+        verifier=ScriptedVerifier({}), composer=ScriptedComposer(),
+    )
+    result = program(query=QUERY)
+    program.store.close()
+    text = run_cli("show", result.session_id, database=private_world).stdout
+    assert "labels decided by code" in text and "confirmed by code" in text

@@ -28,11 +28,16 @@ def error_line(result: Any) -> str:
     return next(line for line in result.output.splitlines() if TIMEOUT_LINE in line)
 
 
+ORDER_FACT = "订单 123 支付失败，错误码 ERR_TIMEOUT"
+LOG_FACT = "pay-gateway 调用 unionpay 超时，耗时 5300ms，超时配置为 3000ms"
+
+
 def good_claims(results: list[Any], _round: int) -> str:
+    """Paraphrases, not quotes: code cannot confirm them, so the (scripted) Verifier's labels decide."""
     order, logs = results
     return v2(
-        claim("claim-1", order),
-        claim("claim-2", logs, excerpt=error_line(logs), text=f"pay-gateway 日志显示 {TIMEOUT_LINE}"),
+        claim("claim-1", order, text=ORDER_FACT),
+        claim("claim-2", logs, excerpt=error_line(logs), text=LOG_FACT),
         missing=["缺少 unionpay 通道侧的耗时数据"],
         actions=[{"action_text": "检查 unionpay 通道耗时", "reason": "确认超时发生在通道侧", "evidence_bindings": []}],
     )
@@ -72,7 +77,7 @@ def test_pass_gives_a_normal_answer_from_the_checked_composer_output(world_db: P
     assert record["self_evaluation"]["rule_evaluation"]["source"] == "rule"
     assert evaluation["verdict"] == "PASS" and evaluation["model_verdict"] == "PASS"
     assert evaluation["gatekeeper_result"]["status"] in ("pass", "warn")
-    assert evaluation["facts_checked"][0]["fact"].startswith("claim-1: order 123")
+    assert evaluation["facts_checked"][0]["fact"] == f"claim-1: {ORDER_FACT}"
     assert evaluation["composer_output"]["user_facing_answer"]
     assert evaluation["tool_trace_summary"][0]["source_invocation_ids"]
     agents = [step["agent"] for step in AuditStore(world_db).steps(result.session_id)]
@@ -87,7 +92,7 @@ def test_low_confid_at_or_above_threshold_answers_with_the_disclaimer(world_db: 
     assert result.groundedness_score == pytest.approx(0.8)
     composer_input = composer.inputs[0]
     assert [c.claim_id for c in composer_input.allowed_claims] == ["claim-1"]
-    assert any(TIMEOUT_LINE in h.hypothesis_text for h in composer_input.allowed_hypotheses)
+    assert any(LOG_FACT in h.hypothesis_text for h in composer_input.allowed_hypotheses)
     evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
     assert evaluation["model_verdict"] == "PASS" and evaluation["verdict"] == "LOW_CONFID"
 
@@ -142,7 +147,7 @@ def test_contradicted_critical_claim_is_rejected(world_db: Path) -> None:
     verifier = ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "contradicted"}, model_verdict="PASS")
     result = build(world_db, verifier=verifier)(query=QUERY)
     assert (result.verdict, result.output_type) == ("REJECT", "DEGRADED")
-    assert TIMEOUT_LINE not in result.answer
+    assert LOG_FACT not in result.answer
 
 
 @pytest.mark.parametrize(
@@ -169,7 +174,7 @@ def test_failed_composer_falls_back_to_the_deterministic_renderer(world_db: Path
     verifier = ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "direct_observation"})
     result = build(world_db, verifier=verifier, composer=ScriptedComposer(fail=True))(query=QUERY)
     assert (result.verdict, result.output_type) == ("PASS", "NORMAL")
-    assert "order 123" in result.answer
+    assert ORDER_FACT in result.answer
     evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
     assert evaluation["composer_violations"] and evaluation["composer_output"] is None
 
@@ -187,9 +192,12 @@ def test_composer_output_with_an_entity_it_was_not_given_is_replaced(world_db: P
     assert evaluation["composer_violations"]
 
 
-def test_failed_planner_uses_the_skill_fallback_and_withholds_pass(world_db: Path) -> None:
+def test_failed_planner_uses_the_skill_fallback_and_the_evidence_decides(world_db: Path) -> None:
+    """Decision (docs/confirmation.md): a fallback plan only chose the evidence; claims it proves may PASS."""
+
     def from_whatever_ran(results: list[Any], _round: int) -> str:
-        return v2(*(claim(f"claim-{i}", r) for i, r in enumerate(results, start=1) if r.success and r.output.strip()))
+        order = next(r for r in results if r.tool_name == "query_order")
+        return v2(claim("claim-1", order, text=ORDER_FACT))
 
     verifier = ScriptedVerifier(
         lambda vi: {c["claim_id"]: "direct_observation" for c in vi.executor_structured_output["claims"]}
@@ -197,9 +205,100 @@ def test_failed_planner_uses_the_skill_fallback_and_withholds_pass(world_db: Pat
     result = build(
         world_db, planner=ScriptedPlanner(fail=True), executor=ScriptedExecutor(from_whatever_ran), verifier=verifier
     )(query=QUERY)
-    assert result.verdict != "PASS"
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    assert result.verdict == "PASS", evaluation["reasons"]
     tools = {inv.tool_name for inv in AuditStore(world_db).invocations(result.session_id)}
     assert "query_order" in tools  # the payment-timeout skill was filled with order 123
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    assert "planner_fallback" in evaluation["code_confirmation"]["flags"]
+    assert any(reason.startswith("planner failed, deterministic plan used") for reason in evaluation["reasons"])
+
+
+class MappingPlanner(ScriptedPlanner):
+    """A user's planner that returns its plan as a plain mapping, as the stage contract allows."""
+
+    def __init__(self, plan: dict[str, Any]) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def forward(self, query: str, retry_context: Any = None) -> Any:
+        import dspy
+
+        return dspy.Prediction(plan=self.plan)
+
+
+def test_a_planner_may_return_its_plan_as_a_mapping(world_db: Path) -> None:
+    from tests.modules.scripted import LOG_STEP, ORDER_STEP
+
+    verifier = ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "direct_observation"})
+    planner = MappingPlanner({"skill": "mine", "steps": [ORDER_STEP, LOG_STEP]})
+    result = build(world_db, planner=planner, verifier=verifier)(query=QUERY)
+    assert result.verdict == "PASS"
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    assert "planner_fallback" not in evaluation["code_confirmation"]["flags"]
+    planner_step = next(s for s in AuditStore(world_db).steps(result.session_id) if s["agent"] == "planner")
+    assert planner_step["thought"].startswith("skill=mine")
+
+
+def test_a_plan_mapping_that_does_not_fit_names_the_field(world_db: Path) -> None:
+    verifier = ScriptedVerifier(
+        lambda vi: {c["claim_id"]: "direct_observation" for c in vi.executor_structured_output["claims"]}
+    )
+    planner = MappingPlanner({"skill": "mine", "steps": [{"args": {"order_id": "123"}}]})
+    result = build(world_db, planner=planner, executor=ScriptedExecutor(lambda results, _r: v2(
+        *(claim(f"claim-{i}", r) for i, r in enumerate(results, start=1) if r.success and r.output.strip()))),
+        verifier=verifier)(query=QUERY)
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    note = next(reason for reason in evaluation["reasons"] if reason.startswith("planner failed"))
+    assert "steps.0.tool" in note and "Field required" in note
+
+
+def test_claims_that_quote_their_outputs_are_confirmed_by_code_without_the_verifier_model(world_db: Path) -> None:
+    def quotes(results: list[Any], _round: int) -> str:
+        order, logs = results
+        return v2(claim("claim-1", order),
+                  claim("claim-2", logs, excerpt=error_line(logs), text=f"pay-gateway 日志显示 {TIMEOUT_LINE}"))
+
+    verifier = ScriptedVerifier({"claim-1": "unsupported", "claim-2": "unsupported"})
+    result = build(world_db, executor=ScriptedExecutor(quotes), verifier=verifier)(query=QUERY)
+    assert (result.verdict, result.output_type, result.rounds) == ("PASS", "NORMAL", 1)
+    assert verifier.inputs == []  # code decided every claim: no model call
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    confirmation = evaluation["code_confirmation"]
+    assert confirmation["label_sources"] == {"claim-1": "code", "claim-2": "code"}
+    assert confirmation["verifier_model_called"] is False
+    assert all(check["detail"].startswith("confirmed by code") for check in evaluation["claim_checks"])
+    steps = AuditStore(world_db).steps(result.session_id)
+    assert [step["agent"] for step in steps] == ["planner", "executor", "verifier", "composer"]
+    assert steps[2]["thought"].startswith("not called: code confirmed every claim (claim-1, claim-2)")
+    assert steps[2]["prompt_tokens"] == 0 and steps[2]["model_output"] == ""
+
+
+def test_the_verifier_model_reads_only_the_claims_code_left(world_db: Path) -> None:
+    def mixed(results: list[Any], _round: int) -> str:
+        order, logs = results
+        return v2(claim("claim-1", order), claim("claim-2", logs, excerpt=error_line(logs), text=LOG_FACT))
+
+    verifier = ScriptedVerifier({"claim-2": "overstated"})
+    result = build(world_db, executor=ScriptedExecutor(mixed), verifier=verifier)(query=QUERY)
+    assert [c["claim_id"] for c in verifier.inputs[0].executor_structured_output["claims"]] == ["claim-2"]
+    assert result.verdict == "LOW_CONFID"
+    sources = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]["code_confirmation"]
+    assert sources["label_sources"] == {"claim-1": "code", "claim-2": "model"}
+
+
+def test_a_question_as_claim_text_beside_a_verbatim_excerpt_becomes_the_tools_observation(world_db: Path) -> None:
+    def question(results: list[Any], _round: int) -> str:
+        order, _logs = results
+        return v2(claim("claim-1", order, claim_type="root_cause", text=QUERY))
+
+    result = build(world_db, executor=ScriptedExecutor(question), verifier=ScriptedVerifier({}))(query=QUERY)
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    (rewrite,) = evaluation["code_confirmation"]["rewritten"]
+    assert rewrite["original_text"] == QUERY and rewrite["new_text"].startswith("query_order 返回：order 123")
+    (claim_out,) = evaluation["executor_structured_output"]["claims"]
+    assert claim_out["claim_type"] == "symptom"  # never a root cause made a fact
+    assert "是什么原因" not in result.answer and "order 123" in result.answer
 
 
 def test_executor_timeout_degrades_to_low_confid(world_db: Path) -> None:
@@ -219,7 +318,7 @@ def test_composer_switch_off_renders_deterministically(world_db: Path) -> None:
     program.settings.composer.enabled = False  # the §22.2 rollback switch (settings key composer.enabled)
     result = program(query=QUERY)
     assert result.output_type == "NORMAL" and composer.inputs == []
-    assert "order 123" in result.answer
+    assert ORDER_FACT in result.answer
 
 
 def test_query_must_be_text(world_db: Path) -> None:
@@ -243,7 +342,7 @@ def test_a_local_verifier_reads_the_cited_trace_entries_first_within_its_budget(
 
     def cite_the_logs(results: list[Any], _round: int) -> str:
         logs = results[1]
-        return v2(claim("claim-1", logs, excerpt=error_line(logs), text=f"pay-gateway 日志显示 {TIMEOUT_LINE}"))
+        return v2(claim("claim-1", logs, excerpt=error_line(logs), text=LOG_FACT))
 
     metrics = {"tool": "query_metrics", "args": {"service": "pay-gateway", "metric": "latency_p99"}}
     shown: dict[str, list[str]] = {}

@@ -1,0 +1,90 @@
+"""After the Gatekeeper: code confirms what it can, the Verifier model judges the rest, code decides; then the guards.
+
+One code path for the program's rounds (``modules/rounds.py``) and for evaluation (``optimize/eval_jobs.py``), so an
+evaluation measures exactly what a user gets: the same code-confirmed labels, the same skipped Verifier call when
+code decided every claim, the same caps, and the same two output guards on the Composer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evigate.rules import GateOutcome, VerdictDecision, check_claim_echo, check_composer_output, decide_verdict
+from evigate.rules.gate.session import SessionIndex
+from evigate.rules.text.normalize import compact, fold
+from evigate.rules.text.phrases import QUESTION_MARKS
+from evigate.rules.verdict.confirmation import CodeJudgement, confirm_by_code, only_remaining
+from evigate.signatures import ComposerInput, ComposerOutput, VerifierInput, VerifierOutput
+
+AskModel = Callable[[VerifierInput], "VerifierOutput | None"]
+
+
+@dataclass
+class Judgement:
+    """The labels and verdict of one round, and whether the Verifier model was asked at all."""
+
+    decision: VerdictDecision
+    verifier_output: VerifierOutput | None
+    code: CodeJudgement
+    model_called: bool
+
+
+def judge(
+    ask_model: AskModel,
+    verifier_input: VerifierInput,
+    gate: GateOutcome,
+    parse_status: str,
+    verdict_impacts: Mapping[str, str],
+    session: SessionIndex,
+) -> Judgement:
+    """Code-confirmed labels first; the model (``ask_model``) sees only the remaining claims, and none when none remain.
+
+    ``ask_model`` returns the model's ``VerifierOutput`` or None when it failed (every claim it was asked about then
+    counts as unsupported, so a failed model call can never become a PASS).
+    """
+    code = confirm_by_code(gate.normalized, session, failed_claims=gate.failed_claims)
+    output: VerifierOutput | None = None
+    called = parse_status == "valid" and code.model_needed
+    if called:
+        remaining = only_remaining(verifier_input.executor_structured_output or gate.normalized, code.remaining)
+        output = ask_model(verifier_input.model_copy(update={"executor_structured_output": remaining}))
+    decision = decide_verdict(
+        gate.normalized,
+        output.claim_checks if output else [],
+        gate.result,
+        parse_status,
+        verdict_impacts,
+        model_verdict=output.verdict if output else None,
+        failed_claims=gate.failed_claims,
+        excluded_claims=gate.excluded_claims,
+        code_checks=code.confirmed,
+    )
+    return Judgement(decision, output, code, called)
+
+
+def verifier_output_or_none(prediction: Any) -> VerifierOutput | None:
+    """The VerifierOutput inside an agent's prediction, or None."""
+    candidate = getattr(prediction, "verifier_output", None) if prediction is not None else None
+    return candidate if isinstance(candidate, VerifierOutput) else None
+
+
+def guard_composer_output(
+    composer_input: ComposerInput,
+    output: ComposerOutput,
+    normalized: Mapping[str, Any] | None,
+    decision: VerdictDecision,
+) -> list[str]:
+    """Both output guards: entities, root causes, form (``check_composer_output``), then restated disallowed claims.
+
+    The Composer never saw the disallowed claims; ``check_claim_echo`` makes sure it did not restate one anyway.
+    """
+    violations = list(check_composer_output(composer_input, output))
+    violations += check_claim_echo([output.answer_summary, output.user_facing_answer], normalized, decision)
+    query = compact(fold(composer_input.original_query))
+    answer = compact(fold(output.user_facing_answer))
+    if output.user_facing_answer.strip().endswith(QUESTION_MARKS) or (query and answer and answer in query):
+        # Measured on the 0.5B default: a Composer "answer" that was the user's question, passed as NORMAL.
+        violations.append("the answer only asks or restates the question")
+    return violations

@@ -1,0 +1,61 @@
+"""Checking the confirmed facts of a demo answer against the demo world's ground truth (``world_incidents``).
+
+A confirmed fact is an allowed claim of the session's Composer input that the final answer states (its text, or
+every entity in it, appears in the answer). It is *correct* when it is a finding about the incident (a critical
+claim type: a definition quoted from a runbook is not) that names a key entity of the incident (error code,
+service, anchor order, anchor trace) and every entity in it occurs in the session's successful tool outputs; it is
+*wrong* when it names an entity no output of the session shows, or is a root cause naming a service or error code
+the incident's ground truth does not involve. Used by bench/grounding_demo.py and the slow demo-question test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from evigate.rules.text.entities import entity_occurs, extract_entities
+from evigate.rules.text.normalize import compact, fold
+from evigate.signatures import CRITICAL_CLAIM_TYPES, ComposerInput
+
+
+def key_entities(incident: Any) -> list[str]:
+    """What names the incident: its error code, service, anchor order id and anchor trace id."""
+    keys = [incident.error_code, incident.service]
+    keys += [str(incident.anchor_order_id)] if incident.anchor_order_id else []
+    keys += [incident.anchor_trace_id] if incident.anchor_trace_id else []
+    return [key for key in keys if key]
+
+
+def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Sequence[str]) -> tuple[list[str],
+                                                                                                    list[str]]:
+    """(correct, wrong) confirmed facts the answer states, checked against the incident and the session's outputs."""
+    from evigate.datasets.world.catalog import ERROR_CODES, SERVICES
+
+    said, folded_answer = compact(fold(answer)), fold(answer)
+    involved = {incident.service, *incident.related_services, incident.error_code}
+    keys = [key.casefold() for key in key_entities(incident)]
+    correct: list[str] = []
+    wrong: list[str] = []
+    for claim in allowed:
+        text = claim.claim_text
+        entities = extract_entities(text)
+        stated = compact(fold(text)) in said or bool(entities and all(fold(e.text) in folded_answer for e in entities))
+        if not stated:
+            continue
+        unknown = [e.text for e in entities if not any(entity_occurs(e, output) for output in outputs)]
+        foreign = [name for name in (*ERROR_CODES, *SERVICES) if name in text and name not in involved]
+        if unknown or (claim.claim_type == "root_cause" and foreign):
+            wrong.append(f"{text} (not in the evidence: {unknown or foreign})")
+        elif claim.claim_type in CRITICAL_CLAIM_TYPES and any(key in text.casefold() for key in keys):
+            correct.append(text)
+    return correct, wrong
+
+
+def confirmed_facts(store: Any, session_id: str, answer: str, incident: Any) -> tuple[list[str], list[str]]:
+    """(correct, wrong) confirmed facts of one finished session, from its audit trail."""
+    record = store.session(session_id)
+    evaluation = (record.get("self_evaluation") or {}).get("verifier_evaluation") or {}
+    composer_input = evaluation.get("composer_input")
+    allowed = ComposerInput.model_validate(composer_input).allowed_claims if composer_input else []
+    outputs = [inv.output_preview for inv in store.invocations(session_id) if inv.success]
+    return judge_facts(incident, allowed, answer, outputs)
