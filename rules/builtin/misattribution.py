@@ -10,12 +10,12 @@ from evigate.rules.gate.evidence import (
     DEFAULT_TRUNCATION_MARKERS,
     EvidenceSource,
     cited_excerpts,
+    claim_entities,
     distinctive_tokens,
     excerpt_score,
     format_ids,
 )
 from evigate.rules.gate.session import InvocationView
-from evigate.rules.text.entities import extract_entities
 from evigate.rules.text.normalize import compact, fold
 
 MAX_CANDIDATES = 2
@@ -89,7 +89,7 @@ class Misattribution(Rule):
         self, context: RuleContext, params: MisattributionParams, excerpt: str, views: list[InvocationView]
     ) -> str | None:
         foreign = [
-            entity for entity in extract_entities(excerpt)
+            entity for entity in claim_entities(context, excerpt)
             if (entity.kind != "number" or entity.has_unit) and not context.session.occurs_in_bound(entity, views)
         ]
         if len(foreign) < params.min_foreign_entities:

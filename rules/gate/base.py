@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from evigate.rules.gate.session import SessionIndex
+from evigate.rules.text.vocabulary import EntityVocabulary
 from evigate.signatures import VerdictImpact
 
 FindingLevel = Literal["fail", "warn"]
@@ -39,13 +40,15 @@ class RuleFinding:
 class RuleContext:
     """What every rule sees: the normalised executor output and the session's evidence.
 
-    ``memo`` lets rules share expensive intermediate results (e.g. excerpt scores) within one validation.
+    ``memo`` lets rules share expensive intermediate results (e.g. excerpt scores) within one validation;
+    ``vocabulary`` holds the names a deployment knows (see :meth:`Gatekeeper.with_vocabulary`).
     """
 
     data: dict[str, Any] | None
     session: SessionIndex
     parse_status: str = "valid"
     memo: dict[Any, Any] = field(default_factory=dict)
+    vocabulary: EntityVocabulary | None = None
 
 
 class RuleSpec(BaseModel):

@@ -108,11 +108,11 @@ def is_verbatim(context: RuleContext, excerpt: str, views: Sequence[InvocationVi
 
 
 def claim_entities(context: RuleContext, text: str) -> list[Entity]:
-    """The entities of a claim text, memoised (several rules read them)."""
+    """The entities of a claim or excerpt text, read with the gate's vocabulary and memoised (several rules ask)."""
     key = ("entities", text)
     entities = context.memo.get(key)
     if entities is None:
-        entities = extract_entities(text)
+        entities = extract_entities(text, context.vocabulary)
         context.memo[key] = entities
     return entities
 

@@ -17,6 +17,7 @@ from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleSpec
 from evigate.rules.gate.config import apply_overrides, load_builtin_specs, load_user_specs
 from evigate.rules.gate.parsing import ParsedOutput, parse_executor_output
 from evigate.rules.gate.session import InvocationView, SessionIndex, as_view, claim_key
+from evigate.rules.text.vocabulary import EntityVocabulary
 from evigate.signatures import (
     ExecutorOutputParseStatus,
     GatekeeperError,
@@ -98,8 +99,14 @@ def claim_ids_of_targets(
 class Gatekeeper:
     """Runs the enabled rules of a rule set over one executor output and the session's invocations."""
 
-    def __init__(self, specs: Mapping[str, RuleSpec], rule_classes: Mapping[str, type[Rule]] = RULE_CLASSES) -> None:
+    def __init__(
+        self,
+        specs: Mapping[str, RuleSpec],
+        rule_classes: Mapping[str, type[Rule]] = RULE_CLASSES,
+        vocabulary: EntityVocabulary | None = None,
+    ) -> None:
         self._specs = dict(specs)
+        self._vocabulary = vocabulary or None
         self._rule_classes = dict(rule_classes)
         self._rules = {rule_id: self._rule_classes[rule_id]() for rule_id in self._specs}
         self._sessions: OrderedDict[tuple[Any, ...], tuple[SessionIndex, tuple[Any, ...]]] = OrderedDict()
@@ -132,8 +139,24 @@ class Gatekeeper:
 
         Callable on the class (overrides the shipped rules) or on an instance (overrides that rule set).
         """
-        return Gatekeeper(apply_overrides(self._specs, overrides), self._rule_classes)
+        return Gatekeeper(apply_overrides(self._specs, overrides), self._rule_classes, self._vocabulary)
 
+    @_hybridmethod
+    def with_vocabulary(self, vocabulary: EntityVocabulary | None) -> Gatekeeper:
+        """A copy whose rules also recognise the names of ``vocabulary`` as entities (a Domain's services, error
+        codes, metric names, stored procedures, id patterns), even where their shape alone would not.
+
+        The vocabulary is added to any the gatekeeper already had; ``None`` or an empty vocabulary changes nothing.
+        """
+        if vocabulary is not None and not isinstance(vocabulary, EntityVocabulary):
+            raise TypeError(f"with_vocabulary expects an EntityVocabulary, got {type(vocabulary).__name__}")
+        merged = vocabulary.merged(self._vocabulary) if vocabulary else self._vocabulary
+        return Gatekeeper(self._specs, self._rule_classes, merged)
+
+    @property
+    def vocabulary(self) -> EntityVocabulary | None:
+        """The names this gatekeeper's rules recognise beyond entity shapes (None: shapes only)."""
+        return self._vocabulary
     # -- metadata -----------------------------------------------------------------------------------------------
 
     @property
@@ -211,7 +234,9 @@ class Gatekeeper:
         optional = ("hypotheses", "recommended_actions", "missing_info")
         normalized = normalize_executor_output(parsed.data, optional) if parsed.status == "valid" else None
         session = self.session_index(invocations, session_id, trace_summary, query)
-        context = RuleContext(data=normalized, session=session, parse_status=parsed.status)
+        context = RuleContext(
+            data=normalized, session=session, parse_status=parsed.status, vocabulary=self._vocabulary
+        )
         errors: list[GatekeeperError] = []
         failed_rules: list[str] = []
         warning_rules: list[str] = []

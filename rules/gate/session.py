@@ -66,13 +66,14 @@ class InvocationView:
 
     @cached_property
     def raw_extras(self) -> tuple[str, ...]:
-        """Retrieval details, input and error message: with the preview, where an entity may legitimately come from.
+        """Retrieval details, input, error message and tool name: with the preview, where an entity may
+        legitimately come from ("according to fetch_pod_logs, …" names the tool that ran).
 
         Kept apart rather than joined (copying 20 KB per invocation costs more than searching four strings) and
         built only when a search gets past the previews.
         """
         parts = (self.raw_details, flatten(self.invocation.input) if self.invocation.input else "",
-                 self.invocation.error or "")
+                 self.invocation.error or "", self.tool_name)
         return tuple(part for part in parts if part)
 
     def is_truncated(self, markers: Sequence[str]) -> bool:
