@@ -217,6 +217,17 @@ def _value_perturbation(
     return claim_span, excerpt
 
 
+def _claim_maker(session: int, invocation: ToolInvocation, template: str) -> Any:
+    """A function building claims about one line of ``invocation`` (bound to it unless told otherwise)."""
+
+    def claim(kind: str, text: str, excerpt: str, target: ToolInvocation = invocation,
+              tool: str | None = None) -> GroundingClaim:
+        return GroundingClaim(session, kind, template.format(tool=invocation.tool_name, span=text), excerpt,
+                              target.id, tool or target.tool_name, invocation.tool_name)
+
+    return claim
+
+
 def generate(sessions: Sequence[Session], seed: int = 13, lines_per_output: int = 2) -> list[GroundingClaim]:
     """True claims and their perturbations, deterministic for a seed."""
     rng = random.Random(seed)
@@ -229,11 +240,7 @@ def generate(sessions: Sequence[Session], seed: int = 13, lines_per_output: int 
             lines = _candidate_lines(invocation.output_preview)
             for span in rng.sample(lines, min(lines_per_output, len(lines))):
                 template = rng.choice(TEMPLATES)
-
-                def claim(kind: str, text: str, excerpt: str, target: ToolInvocation = invocation,
-                          tool: str | None = None, template: str = template) -> GroundingClaim:
-                    return GroundingClaim(number, kind, template.format(tool=invocation.tool_name, span=text),
-                                          excerpt, target.id, tool or target.tool_name, invocation.tool_name)
+                claim = _claim_maker(number, invocation, template)
 
                 claims.append(claim("true", span, span))
                 for kind in ("number", "name", "reason", "id"):

@@ -7,9 +7,12 @@ from pydantic import Field
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import cited_views, claim_entities, format_ids
 from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
-from evigate.rules.text.entities import Entity, EntityKind
+from evigate.rules.text.entities import ENTITY_KINDS, Entity, EntityKind, entity_occurs
+from evigate.rules.text.normalize import block_coverage, compact, fold
 
-ALL_KINDS: list[EntityKind] = ["number", "time", "error_code", "identifier", "service"]
+ALL_KINDS: list[EntityKind] = list(ENTITY_KINDS)
+RESTATES_COVERAGE = 0.8
+"""A claim whose text covers this share of a verbatim excerpt restates it: its values must be the excerpt's."""
 
 
 class EntityGroundingParams(RuleParams):
@@ -58,4 +61,33 @@ class EntityGrounding(Rule):
                     f"claims[{claim_index}].claim_text",
                     f"claim names {names}, not found in its cited invocations {format_ids(list(unique.values()))}",
                 ))
+                continue
+            swapped = self._swapped(context, params, claim, text)
+            if swapped:
+                findings.append(RuleFinding(f"claims[{claim_index}].claim_text", swapped))
         return findings
+
+    @staticmethod
+    def _swapped(context: RuleContext, params: EntityGroundingParams, claim: dict, text: str) -> str:
+        """A claim that restates a verbatim excerpt but writes one of its values differently ("0/1 Running" for
+        the quoted "1/1 Running"): the changed value may occur elsewhere in a long output, yet the line the claim
+        repeats does not say it."""
+        claim_entities_ = [entity for entity in claim_entities(context, text)
+                           if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
+        for _, binding in iter_bindings(claim):
+            excerpt = text_of(binding, "evidence_excerpt").strip()
+            views = cited_views(context, binding)
+            if not excerpt or not views or not any(excerpt in view.raw_preview for view in views):
+                continue
+            needle = compact(fold(excerpt))
+            if len(needle) < 12 or block_coverage(needle, compact(fold(text))) < RESTATES_COVERAGE:
+                continue
+            written = [entity for entity in claim_entities_ if not entity_occurs(entity, excerpt)]
+            replaced = [entity for entity in claim_entities(context, excerpt)
+                        if checked(entity, params.entity_kinds, params.min_bare_number_digits)
+                        and not entity_occurs(entity, text)
+                        and any(other.kind == entity.kind for other in written)]
+            if written and replaced:
+                return (f"claim restates its excerpt but writes '{written[0].text}' where the excerpt says "
+                        f"'{replaced[0].text}'")
+        return ""

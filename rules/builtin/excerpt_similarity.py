@@ -18,6 +18,8 @@ from evigate.rules.gate.evidence import (
     is_verbatim,
 )
 from evigate.rules.gate.session import InvocationView
+from evigate.rules.text.entities import entity_occurs
+from evigate.rules.text.normalize import aligned_windows
 
 
 class ExcerptSimilarityParams(RuleParams):
@@ -85,8 +87,16 @@ class ExcerptSimilarity(Rule):
             return ""
         if any(view.is_truncated(params.truncation_markers) for view in views):
             return ""
+        entities = [entity for entity in claim_entities(context, excerpt) if not entity.approximate]
         missing = [
-            entity.text for entity in claim_entities(context, excerpt)
-            if entity.is_key_value and not entity.approximate and not context.session.occurs_in_bound(entity, views)
+            entity.text for entity in entities
+            if entity.is_key_value and not context.session.occurs_in_bound(entity, views)
         ]
+        if not missing:
+            # A near copy of one line must carry that line's values: "0/1 Running" quoted from a row that says
+            # "1/1 Running" is altered even when another row of the same table holds "0/1".
+            windows = [window for view in views for window in aligned_windows(excerpt, view.raw_preview)]
+            if windows:
+                missing = [entity.text for entity in entities
+                           if not any(entity_occurs(entity, window) for window in windows)]
         return ", ".join(f"'{text}'" for text in missing[:5])

@@ -59,7 +59,7 @@ def _word_set(key: str) -> frozenset[str]:
 
 _APPROXIMATE_BEFORE = re.compile(
     r"(?:约|大约|大概|将近|接近|近|超过|逾|不到|不足|高于|低于|~|≈|about|approx\.?|approximately|around|nearly|"
-    r"over|more than|less than|under|above|below|up to|>=|<=|>|<|≥|≤)\s*$",
+    r"over|more than|less than|under|above|below|up to|>=|<=|(?<![A-Za-z0-9\-\"'])>|<|≥|≤)\s*$",
     re.IGNORECASE,
 )
 _APPROXIMATE_AFTER = re.compile(r"^\s*(?:左右|以上|以下|多|余|\+|or more|or so)", re.IGNORECASE)
@@ -81,13 +81,14 @@ _ENTITY = re.compile("|".join([
     rf"(?P<version>{_B}(?:[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z][A-Za-z0-9]*)*-)?(?:v\d+(?:\.\d+)+|\d+(?:\.\d+){{2,3}})"
     r"(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?![A-Za-z0-9_]|\.\d))",
     r"(?P<error_code>(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![A-Za-z0-9_]))",
+    rf"(?P<dotted>{_B}(?=[\w.]*[\-_])[A-Za-z0-9][\w\-]*(?:\.[A-Za-z0-9][\w\-]*)+{_E})",
     r"(?P<dashed_code>(?<![A-Za-z0-9_\-])[A-Z]{2,}-\d{2,}(?![A-Za-z0-9_\-]))",
     r"(?P<exception>(?<![A-Za-z0-9_.])(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9]*(?:Exception|Error)"
     r"(?![A-Za-z0-9_]))",
     r"(?P<hex_id>(?<![0-9A-Za-z_])(?=[0-9a-fA-F]*[a-fA-F])(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}(?![0-9A-Za-z_]))",
     r"(?P<prefixed_id>(?<![A-Za-z0-9_\-])[A-Za-z]{1,12}[-_]?\d{3,}(?:[-_][A-Za-z0-9]+)*(?![A-Za-z0-9_]))",
     r"(?P<camel>(?<![A-Za-z0-9_])(?:[A-Z]{2,}(?=[A-Z][a-z]))?[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*(?![A-Za-z0-9_]))",
-    rf"(?P<snake>{_B}[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+{_E})",
+    rf"(?P<snake>{_B}[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*_[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*{_E})",
     rf"(?P<lower_camel>{_B}[a-z]+[0-9]*(?:[A-Z][a-z0-9]*)+{_E})",
     rf"(?P<service>{_B}[a-z][a-z0-9]*(?:-[a-z0-9]+)+{_E})",
     r"(?P<ratio>(?<![\w./\-])\d+/\d+(?![\w/]|\.\d))",
@@ -102,7 +103,7 @@ _KIND_OF_GROUP: dict[str, EntityKind] = {
     "dashed_code": "error_code", "exception": "error_code", "hex_id": "identifier", "prefixed_id": "identifier",
     "service": "service", "ipv4": "address", "ipv6": "address", "version": "version", "camel": "reason",
     "snake": "identifier", "lower_camel": "identifier", "mixed": "identifier", "quoted": "identifier",
-    "digit_groups": "identifier",
+    "digit_groups": "identifier", "dotted": "identifier",
 }
 _CAMEL_HUMPS = re.compile(r"[A-Z][a-z0-9]")
 _LABEL_AFTER_CLAIM = re.compile(r"[ \t]?([A-Za-z]{3,})(?![A-Za-z])")
