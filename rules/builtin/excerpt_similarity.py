@@ -9,7 +9,6 @@ from pydantic import Field, model_validator
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import (
     ALL_SOURCES,
-    DEFAULT_TRUNCATION_MARKERS,
     EvidenceSource,
     cited_excerpts,
     claim_entities,
@@ -26,7 +25,6 @@ class ExcerptSimilarityParams(RuleParams):
     pass_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     warn_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
     compare_against: list[EvidenceSource] = Field(default_factory=lambda: list(ALL_SOURCES), min_length=1)
-    truncation_markers: list[str] = Field(default_factory=lambda: list(DEFAULT_TRUNCATION_MARKERS))
     check_entities: bool = Field(default=True, description="an excerpt's key values must occur in the cited output")
 
     @model_validator(mode="after")
@@ -60,7 +58,7 @@ class ExcerptSimilarity(Rule):
         findings: list[RuleFinding] = []
         for cited in cited_excerpts(context):
             target, excerpt, views = cited.target, cited.excerpt, cited.views
-            score = excerpt_score(context, excerpt, views, params.compare_against, params.truncation_markers)
+            score = excerpt_score(context, excerpt, views, params.compare_against)
             if score < params.warn_threshold:
                 findings.append(RuleFinding(target, f"excerpt similarity {score:.2f} < {params.warn_threshold:.2f} "
                                                     f"against invocation(s) {format_ids(views)}"))
@@ -85,7 +83,7 @@ class ExcerptSimilarity(Rule):
         """
         if not params.check_entities or is_verbatim(context, excerpt, views):
             return ""
-        if any(view.is_truncated(params.truncation_markers) for view in views):
+        if any(view.truncated for view in views):
             return ""
         entities = [entity for entity in claim_entities(context, excerpt) if not entity.approximate]
         missing = [

@@ -7,7 +7,6 @@ from pydantic import Field
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import (
     ALL_SOURCES,
-    DEFAULT_TRUNCATION_MARKERS,
     EvidenceSource,
     cited_excerpts,
     claim_entities,
@@ -28,7 +27,6 @@ class MisattributionParams(RuleParams):
     min_excerpt_chars: int = Field(default=10, ge=1)
     min_foreign_entities: int = Field(default=2, ge=1)
     compare_against: list[EvidenceSource] = Field(default_factory=lambda: list(ALL_SOURCES), min_length=1)
-    truncation_markers: list[str] = Field(default_factory=lambda: list(DEFAULT_TRUNCATION_MARKERS))
 
 
 class Misattribution(Rule):
@@ -49,7 +47,7 @@ class Misattribution(Rule):
         findings: list[RuleFinding] = []
         for cited in cited_excerpts(context):
             excerpt, views = cited.excerpt, cited.views
-            score = excerpt_score(context, excerpt, views, params.compare_against, params.truncation_markers)
+            score = excerpt_score(context, excerpt, views, params.compare_against)
             if score >= params.fail_threshold:
                 continue
             message = self._copied(context, params, excerpt, views, score) or self._foreign(
@@ -77,7 +75,7 @@ class Misattribution(Rule):
         candidates = [view for view in candidates if second in view.raw_preview]
         ranked = sorted(candidates, key=lambda view: -sum(token in view.raw_preview for token in probes))
         for other in ranked[:MAX_CANDIDATES]:
-            score = excerpt_score(context, excerpt, [other], params.compare_against, params.truncation_markers)
+            score = excerpt_score(context, excerpt, [other], params.compare_against)
             if score >= params.copy_threshold:
                 return (
                     f"excerpt matches invocation {format_ids([other])} ({score:.2f}), "
