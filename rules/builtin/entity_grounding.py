@@ -7,17 +7,18 @@ from pydantic import Field
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import cited_views, claim_entities, format_ids
 from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
-from evigate.rules.text.entities import ENTITY_KINDS, Entity, EntityKind, entity_occurs
+from evigate.rules.text.entities import Entity, EntityKind, entity_occurs
 from evigate.rules.text.normalize import block_coverage, compact, fold
 
-ALL_KINDS: list[EntityKind] = list(ENTITY_KINDS)
 RESTATES_COVERAGE = 0.8
 """A claim whose text covers this share of a verbatim excerpt restates it: its values must be the excerpt's."""
 
 
 class EntityGroundingParams(RuleParams):
-    entity_kinds: list[EntityKind] = Field(default_factory=lambda: list(ALL_KINDS))
-    min_bare_number_digits: int = Field(default=1, ge=1, description="bare numbers with fewer digits are ignored")
+    """Values come from rules/metadata/claim.entity_grounding.yaml, the one source of every default."""
+
+    entity_kinds: list[EntityKind]
+    min_bare_number_digits: int = Field(ge=1, description="bare numbers with fewer digits are ignored")
 
 
 def checked(entity: Entity, kinds: list[EntityKind], min_digits: int) -> bool:

@@ -8,7 +8,6 @@ from pydantic import Field, model_validator
 
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import (
-    ALL_SOURCES,
     EvidenceSource,
     cited_excerpts,
     claim_entities,
@@ -22,10 +21,12 @@ from evigate.rules.text.normalize import aligned_windows
 
 
 class ExcerptSimilarityParams(RuleParams):
-    pass_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    warn_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
-    compare_against: list[EvidenceSource] = Field(default_factory=lambda: list(ALL_SOURCES), min_length=1)
-    check_entities: bool = Field(default=True, description="an excerpt's key values must occur in the cited output")
+    """Values come from rules/metadata/evidence.excerpt_similarity.yaml, the one source of every default."""
+
+    pass_threshold: float = Field(ge=0.0, le=1.0)
+    warn_threshold: float = Field(ge=0.0, le=1.0)
+    compare_against: list[EvidenceSource] = Field(min_length=1)
+    check_entities: bool = Field(description="an excerpt's key values must occur in the cited output")
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:

@@ -6,7 +6,6 @@ from pydantic import Field
 
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import (
-    ALL_SOURCES,
     EvidenceSource,
     cited_excerpts,
     claim_entities,
@@ -22,11 +21,13 @@ MAX_PROBE_TOKENS = 4
 
 
 class MisattributionParams(RuleParams):
-    fail_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
-    copy_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
-    min_excerpt_chars: int = Field(default=10, ge=1)
-    min_foreign_entities: int = Field(default=2, ge=1)
-    compare_against: list[EvidenceSource] = Field(default_factory=lambda: list(ALL_SOURCES), min_length=1)
+    """Values come from rules/metadata/evidence.misattribution.yaml, the one source of every default."""
+
+    fail_threshold: float = Field(ge=0.0, le=1.0)
+    copy_threshold: float = Field(ge=0.0, le=1.0)
+    min_excerpt_chars: int = Field(ge=1)
+    min_foreign_entities: int = Field(ge=1)
+    compare_against: list[EvidenceSource] = Field(min_length=1)
 
 
 class Misattribution(Rule):
