@@ -316,7 +316,8 @@ def summary(tallies: dict[str, Tally]) -> tuple[float, float]:
     return (caught / fabricated if fabricated else 0.0), true.rate
 
 
-def report(tallies: dict[str, Tally], out: Any = sys.stdout) -> None:
+def report(tallies: dict[str, Tally], out: Any = None) -> None:
+    out = out or sys.stdout
     print(f"{'class':<16}{'claims':>8}{'flagged':>9}{'rate':>9}   rules that fired", file=out)
     for kind in ("true", *CLASSES):
         tally = tallies.get(kind)

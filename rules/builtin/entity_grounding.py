@@ -73,22 +73,30 @@ class EntityGrounding(Rule):
         """A claim that restates a verbatim excerpt but writes one of its values differently ("0/1 Running" for
         the quoted "1/1 Running"): the changed value may occur elsewhere in a long output, yet the line the claim
         repeats does not say it."""
-        claim_entities_ = [entity for entity in claim_entities(context, text)
-                           if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
+        checked_claim = [entity for entity in claim_entities(context, text)
+                         if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
+        folded_claim = compact(fold(text))
         for _, binding in iter_bindings(claim):
             excerpt = text_of(binding, "evidence_excerpt").strip()
             views = cited_views(context, binding)
             if not excerpt or not views or not any(excerpt in view.raw_preview for view in views):
                 continue
-            needle = compact(fold(excerpt))
-            if len(needle) < 12 or block_coverage(needle, compact(fold(text))) < RESTATES_COVERAGE:
+            tools = {view.tool_name for view in views}
+            written = [entity for entity in checked_claim
+                       if entity.text not in tools and not entity_occurs(entity, excerpt)]
+            if not written:
                 continue
-            written = [entity for entity in claim_entities_ if not entity_occurs(entity, excerpt)]
             replaced = [entity for entity in claim_entities(context, excerpt)
                         if checked(entity, params.entity_kinds, params.min_bare_number_digits)
-                        and not entity_occurs(entity, text)
-                        and any(other.kind == entity.kind for other in written)]
-            if written and replaced:
-                return (f"claim restates its excerpt but writes '{written[0].text}' where the excerpt says "
-                        f"'{replaced[0].text}'")
+                        and not entity_occurs(entity, text)]
+            rest = excerpt
+            for entity in replaced:
+                rest = rest.replace(entity.text, " ")
+            needle = compact(fold(rest))
+            if len(needle) < 12 or block_coverage(needle, folded_claim) < RESTATES_COVERAGE:
+                continue
+            for old in replaced:
+                new = next((entity for entity in written if entity.kind == old.kind), None)
+                if new is not None:
+                    return f"claim restates its excerpt but writes '{new.text}' where the excerpt says '{old.text}'"
         return ""
