@@ -28,16 +28,29 @@ def checked(entity: Entity, kinds: list[EntityKind], min_digits: int) -> bool:
     return entity.kind != "number" or entity.has_unit or entity.digits >= min_digits
 
 
+def _names_the_subject(context: RuleContext, entity: Entity) -> bool:
+    """Whether a name (not a value) is one the user's question gave: "the KubeletTooManyPods alert" restates what
+    was asked about. Values are never excused: a number must come from the evidence."""
+    return entity.kind != "number" and bool(context.session.query) and entity_occurs(entity, context.session.query)
+
+
 class EntityGrounding(Rule):
-    """Every number, time, error code, identifier and service name in a claim occurs in the invocations it cites.
+    """Every number, time, code, reason, version, address and name in a claim occurs in the invocations it cites.
 
     The claim's text is searched for entities (numbers with units, timestamps, `ERR_*` codes and exception names,
-    trace/order/hex ids, kebab-case service names such as `pay-gateway`) and each is looked up in the cited
-    invocations' output preview, retrieval details, input and trace summary. Numbers compare by value with units
-    normalised (`5.3 秒` = `5.3s` = `5300ms`, `92%` = `92 %`; a bare `"latency_ms": 5300` takes its unit from the
-    key); an approximate number (`约 5 秒`, `over 90%`) matches within 15%. A claim whose cited ids do not resolve
-    is left to `evidence.invocation_ref`. An entity the cited outputs do not show is at best an inference from
-    elsewhere: LOW_CONFID-level. If it occurs nowhere in the session, `claim.external_entity` rejects it.
+    Kubernetes reasons and statuses such as `OOMKilled` or `Evicted`, versions such as `v1.30.4`, IPv4/IPv6
+    addresses, multipliers such as `x16`, trace/order/hex ids, kebab-, snake- and camelCase names, namespaces named
+    as such, and the names of a deployment's vocabulary) and each is looked up in the cited invocations' output
+    (the whole stored output where the preview was cut), retrieval details, input, tool name and trace summary.
+    Numbers compare by value with units normalised (`5.3 秒` = `5.3s` = `5300ms`, `1Gi` = `1024Mi`; a bare
+    `"latency_ms": 5300` takes its unit from the key), long integers digit for digit, a bare count only where it
+    stands alone and, when the evidence labels its counts (`0 Failed`), against the count of the same label; an
+    approximate number (`约 5 秒`, `over 90%`) matches within 15%. A claim that restates a verbatim excerpt must
+    also carry that excerpt's values: writing `0/1 Running` for the quoted `1/1 Running` fails even when another
+    row of the output holds `0/1`. A name the user's question gives (the alert or pod asked about) is not held
+    against a claim; a value always is. A claim whose cited ids do not resolve is left to `evidence.invocation_ref`.
+    An entity the cited outputs do not show is at best an inference from elsewhere: LOW_CONFID-level. If it
+    occurs nowhere in the session, `claim.external_entity` rejects it.
     """
 
     id = "claim.entity_grounding"
@@ -54,6 +67,7 @@ class EntityGrounding(Rule):
                 entity for entity in claim_entities(context, text)
                 if checked(entity, params.entity_kinds, params.min_bare_number_digits)
                 and not context.session.occurs_in_bound(entity, views)
+                and not _names_the_subject(context, entity)
             ]
             if missing:
                 names = ", ".join(f"'{entity.text}'" for entity in missing[:8])

@@ -24,7 +24,6 @@ from evigate.rules.text.numbers import (
     APPROXIMATE_TOLERANCE,
     UNITS,
     Dimension,
-    canonical_digits,
     close,
     evidence_number,
     format_number,
@@ -120,9 +119,13 @@ def _status_pattern() -> re.Pattern[str]:
 def _namespace_pattern() -> re.Pattern[str]:
     keywords = "|".join(map(re.escape, sorted(_word_set("name_keywords"), key=len, reverse=True)))
     name = r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,62}"
+    # A plain word beside "namespace" is a name only in the forms operators write names in: "in namespace X",
+    # "namespace: X", "-n X", "命名空间 X", "the X namespace" — never "targets namespace", "namespace returned".
+    lead = r"(?:(?<![A-Za-z])(?:in|into|from|to|of)\s+)"
     return re.compile(
-        rf"(?:(?<![A-Za-z0-9_\-.])(?:{keywords})(?![A-Za-z0-9_])\s*[:=]?\s*[`'\"“]?(?P<after>{name})|"
-        rf"(?<![A-Za-z0-9_\-.])(?P<before>{name})(?=[`'\"”]?\s*(?:{keywords})(?![A-Za-z])))",
+        rf"(?:(?:{lead}(?:{keywords})\s+|(?<![A-Za-z0-9_\-.])(?:{keywords})\s*[:=]\s*|(?<![A-Za-z0-9_\-.])"
+        rf"(?:-n|--namespace)\s+|(?:命名空间|容器|节点|集群|存储过程|队列|主题)\s*)[`'\"“]?(?P<after>{name})|"
+        rf"(?:(?<![A-Za-z])(?:in|into|from|to|of|the)\s+)(?:the\s+)?(?P<before>{name})(?=[`'\"”]?\s*(?:{keywords})(?![A-Za-z])))",
         re.IGNORECASE,
     )
 
@@ -198,7 +201,7 @@ def _number(match: re.Match[str], text: str) -> Entity:
         kind="number", text=match.group(0).strip(), value=raw * scale, dimension=dimension, raw_value=raw,
         digits=len(integer.replace(",", "")) + len(fraction or ""),
         approximate=_is_approximate(text, match.start(), match.end()), has_unit=dimension is not None,
-        exact=canonical_digits(integer, fraction), label=label,
+        exact=integer.replace(",", "") + (f".{fraction}" if fraction else ""), label=label,
     )
 
 
@@ -222,8 +225,8 @@ def _shape_entity(match: re.Match[str], text: str, common: frozenset[str]) -> En
         return Entity(kind="time", text=f"{year}-{canonical}" if year else canonical)
     if group == "quoted":
         token = match.group("quoted_name")
-    if group == "camel" and len(_CAMEL_HUMPS.findall(token)) < 2 and not re.match(r"[A-Z]{2,}", token):
-        return None  # one capitalised word (Pod, Kubernetes) is no reason; the status list pins the ones that are
+    if group == "camel" and len(_CAMEL_HUMPS.findall(token)) < 2 and not re.match(r"[A-Z]{2,}[A-Z][a-z]{2}", token):
+        return None  # Pod, Kubernetes, GPUs, PVCs are no reasons; OOMKilled is; the status list pins the rest
     if group == "service" and is_common_compound(token):
         return None
     if group in ("mixed", "quoted", "lower_camel") and token.casefold() in common:
@@ -368,6 +371,17 @@ def number_occurs(entity: Entity, haystack: str) -> bool:
     return False
 
 
+def _whole_word(word: str, haystack: str) -> bool:
+    start = haystack.find(word)
+    while start != -1:
+        before = haystack[start - 1] if start else " "
+        after = haystack[start + len(word):start + len(word) + 1] or " "
+        if not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-"):
+            return True
+        start = haystack.find(word, start + 1)
+    return False
+
+
 def _ratio_occurs(ratio: str, haystack: str) -> bool:
     start = haystack.find(ratio)
     while start != -1:
@@ -390,8 +404,10 @@ def entity_occurs(entity: Entity, haystack: str) -> bool:
         # "2024-05-01 10:05" also matches "2024-05-01T10:05:12"; "05-01" (from 5月1日) also matches "5-1".
         parts = [part for part in re.split(r"[ tT]", needle) if part]
         return all(part in haystack or part.lstrip("0").replace("-0", "-") in haystack for part in parts)
-    variants = (needle, needle.upper()) if entity.kind == "reason" else _case_variants(needle)
-    if any(variant in haystack for variant in variants):
+    if entity.kind == "reason":
+        # As written or upper-case anywhere; lower-case only as a whole word ("pods are running" states Running).
+        return needle in haystack or needle.upper() in haystack or _whole_word(needle.lower(), haystack)
+    if any(variant in haystack for variant in _case_variants(needle)):
         return True
     if entity.kind == "version":
         return _version_occurs(needle, haystack)

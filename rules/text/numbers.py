@@ -126,7 +126,7 @@ def format_number(value: float) -> str | None:
 
 def search_forms(raw_text: str, value: float | None, dimension: Dimension | None) -> frozenset[str]:
     """Texts under which a number may be written in evidence: as written, with grouping, in the dimension's units."""
-    forms = {raw_text}
+    forms = {raw_text, raw_text.rstrip("0").rstrip(".") if "." in raw_text else raw_text}
     if "." not in raw_text and len(raw_text) > 3:
         forms.add(f"{int(raw_text):,}")  # 5,300 as logs print it
     if dimension is not None and value is not None:
