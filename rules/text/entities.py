@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -275,24 +276,27 @@ def number_occurs(entity: Entity, haystack: str) -> bool:
     return False
 
 
-def _whole_word(word: str, haystack: str) -> bool:
-    start = haystack.find(word)
-    while start != -1:
-        before = haystack[start - 1] if start else " "
-        after = haystack[start + len(word):start + len(word) + 1] or " "
-        if not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-"):
+def _found_where(needle: str, haystack: str, accept: Callable[[int, int], bool]) -> bool:
+    """Whether ``needle`` occurs in ``haystack`` at a place ``accept(start, end)`` takes (bounded scan)."""
+    start, seen = haystack.find(needle), 0
+    while start != -1 and seen < MAX_OCCURRENCES:
+        if accept(start, start + len(needle)):
             return True
-        start = haystack.find(word, start + 1)
+        start, seen = haystack.find(needle, start + 1), seen + 1
     return False
+
+
+def _whole_word(word: str, haystack: str) -> bool:
+    def bounded(start: int, end: int) -> bool:
+        before = haystack[start - 1] if start else " "
+        after = haystack[end:end + 1] or " "
+        return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")
+
+    return _found_where(word, haystack, bounded)
 
 
 def _ratio_occurs(ratio: str, haystack: str) -> bool:
-    start = haystack.find(ratio)
-    while start != -1:
-        if standalone_at(haystack, start, start + len(ratio)):
-            return True
-        start = haystack.find(ratio, start + 1)
-    return False
+    return _found_where(ratio, haystack, lambda start, end: standalone_at(haystack, start, end))
 
 
 def entity_occurs(entity: Entity, haystack: str) -> bool:
@@ -328,12 +332,9 @@ def _version_occurs(needle: str, haystack: str) -> bool:
         return False
     number = core.group(1)
     prefix = needle[:core.start()].rstrip("-")
-    start = haystack.find(number)
-    while start != -1:
-        if standalone_version(haystack, start, start + len(number)):
-            return not prefix or any(variant in haystack for variant in _case_variants(prefix))
-        start = haystack.find(number, start + 1)
-    return False
+    if not _found_where(number, haystack, lambda start, end: standalone_version(haystack, start, end)):
+        return False
+    return not prefix or any(variant in haystack for variant in _case_variants(prefix))
 
 
 def standalone_version(haystack: str, start: int, end: int) -> bool:
