@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 from pydantic import Field
 
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
@@ -26,6 +29,21 @@ def checked(entity: Entity, kinds: list[EntityKind], min_digits: int) -> bool:
     if entity.kind not in kinds:
         return False
     return entity.kind != "number" or entity.has_unit or entity.digits >= min_digits
+
+
+def _differences(
+    claim: list[Entity], quoted: list[Entity], text: str, excerpt: str
+) -> tuple[list[Entity], list[Entity]]:
+    """(entities the claim writes that its excerpt lacks, entities of the excerpt the claim lacks), counted as
+    written: a bare "1" is not excused by the "0/1" beside it. Names also compare leniently (case variants)."""
+    claim_count = Counter((entity.kind, entity.text) for entity in claim)
+    quoted_count = Counter((entity.kind, entity.text) for entity in quoted)
+    extra, lacking = claim_count - quoted_count, quoted_count - claim_count
+    written = [entity for entity in claim if extra[(entity.kind, entity.text)]
+               and (entity.kind == "number" or not entity_occurs(entity, excerpt))]
+    replaced = [entity for entity in quoted if lacking[(entity.kind, entity.text)]
+                and (entity.kind == "number" or not entity_occurs(entity, text))]
+    return list(dict.fromkeys(written)), list(dict.fromkeys(replaced))
 
 
 def _names_the_subject(context: RuleContext, entity: Entity) -> bool:
@@ -96,21 +114,21 @@ class EntityGrounding(Rule):
             if not excerpt or not views or not any(excerpt in view.raw_preview for view in views):
                 continue
             tools = {view.tool_name for view in views}
-            written = [entity for entity in checked_claim
-                       if entity.text not in tools and not entity_occurs(entity, excerpt)]
-            if not written:
+            quoted = [entity for entity in claim_entities(context, excerpt)
+                      if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
+            written, replaced = _differences([e for e in checked_claim if e.text not in tools], quoted, text,
+                                             excerpt)
+            if not written or not replaced:
                 continue
-            replaced = [entity for entity in claim_entities(context, excerpt)
-                        if checked(entity, params.entity_kinds, params.min_bare_number_digits)
-                        and not entity_occurs(entity, text)]
             rest = excerpt
-            for entity in replaced:
-                rest = rest.replace(entity.text, " ")
+            for entity in replaced:  # the replaced values as tokens, not every "0" of "0/1"
+                rest = re.sub(rf"(?<![\w./-]){re.escape(entity.text)}(?![\w./-])", " ", rest)
             needle = compact(fold(rest))
             if len(needle) < 12 or block_coverage(needle, folded_claim) < RESTATES_COVERAGE:
                 continue
             for old in replaced:
-                new = next((entity for entity in written if entity.kind == old.kind), None)
+                new = next((entity for entity in written if entity.kind == old.kind
+                            and not (entity.kind == "number" and entity_occurs(entity, old.text))), None)
                 if new is not None:
                     return f"claim restates its excerpt but writes '{new.text}' where the excerpt says '{old.text}'"
         return ""
