@@ -136,7 +136,8 @@ def build_case(spec: CaseSpec) -> VerifierCase:
                 binding["source_id"] = refs.pop()
     raw = json.dumps(output, ensure_ascii=False)
     parsed = parse_executor_output(raw)
-    gate = Gatekeeper.default().validate(parsed, spec.invocations, spec.session_id, trace_summary=trace)
+    gate = Gatekeeper.default().validate(parsed, spec.invocations, spec.session_id, trace_summary=trace,
+                                         query=spec.query)
     verifier_input = VerifierInput(
         original_query=spec.query,
         executor_raw_output=raw,

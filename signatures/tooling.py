@@ -22,6 +22,11 @@ class ToolInvocation(BaseModel):
     round: int = 1
     error: str | None = None
     is_evidence: bool = True
+    output: str | None = Field(
+        default=None, exclude=True, repr=False,
+        description="the whole recorded output when the preview was cut (None: the preview is the whole output); "
+                    "for the Gatekeeper only, never serialised",
+    )
 
 
 class ToolTraceEntry(BaseModel):

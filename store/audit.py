@@ -230,6 +230,7 @@ class AuditStore:
             success=bool(success),
             error=error,
             is_evidence=bool(is_evidence),
+            output=None if preview == output else output,
         )
 
     def invocations(self, session_id: str, round: int | None = None) -> list[ToolInvocation]:

@@ -42,7 +42,9 @@ RETURNING id
 """
 
 _INVOCATION_COLUMNS = (
-    "id, session_id, round, tool_name, input, output_preview, retrieval_details, success, error, is_evidence"
+    "id, session_id, round, tool_name, input, output_preview, retrieval_details, success, error, is_evidence, "
+    # the whole output only where the preview was cut: the Gatekeeper compares excerpts with it
+    "CASE WHEN output = output_preview THEN NULL ELSE output END AS output"
 )
 
 SELECT_INVOCATIONS = f"SELECT {_INVOCATION_COLUMNS} FROM tool_invocation WHERE session_id = ? ORDER BY id"

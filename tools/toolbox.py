@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from evigate.errors import ToolError
 from evigate.signatures import ToolInvocation
+from evigate.signatures.preview import truncate
 from evigate.tools.base import Tool, ToolOutput, ToolRegistry, default_registry
 from evigate.tools.source import DataSource
 
@@ -78,10 +79,8 @@ def validation_message(tool_name: str, error: ValidationError) -> str:
 
 
 def cap_output(text: str, limit: int) -> str:
-    """Text within `limit` characters, marking how much was cut."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n… [truncated {len(text) - limit} chars]"
+    """Text within `limit` characters, marking how much was cut (evigate's one truncation format)."""
+    return truncate(text, limit)
 
 
 class Toolbox:

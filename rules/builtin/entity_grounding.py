@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 from pydantic import Field
 
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import cited_views, claim_entities, format_ids
 from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
-from evigate.rules.text.entities import Entity, EntityKind
+from evigate.rules.text.entities import Entity, EntityKind, entity_occurs
+from evigate.rules.text.normalize import block_coverage, compact, fold
 
-ALL_KINDS: list[EntityKind] = ["number", "time", "error_code", "identifier", "service"]
+RESTATES_COVERAGE = 0.8
+"""A claim whose text covers this share of a verbatim excerpt restates it: its values must be the excerpt's."""
 
 
 class EntityGroundingParams(RuleParams):
-    entity_kinds: list[EntityKind] = Field(default_factory=lambda: list(ALL_KINDS))
-    min_bare_number_digits: int = Field(default=1, ge=1, description="bare numbers with fewer digits are ignored")
+    """Values come from rules/metadata/claim.entity_grounding.yaml, the one source of every default."""
+
+    entity_kinds: list[EntityKind]
+    min_bare_number_digits: int = Field(ge=1, description="bare numbers with fewer digits are ignored")
 
 
 def checked(entity: Entity, kinds: list[EntityKind], min_digits: int) -> bool:
@@ -24,16 +31,44 @@ def checked(entity: Entity, kinds: list[EntityKind], min_digits: int) -> bool:
     return entity.kind != "number" or entity.has_unit or entity.digits >= min_digits
 
 
+def _differences(
+    claim: list[Entity], quoted: list[Entity], text: str, excerpt: str
+) -> tuple[list[Entity], list[Entity]]:
+    """(entities the claim writes that its excerpt lacks, entities of the excerpt the claim lacks), counted as
+    written: a bare "1" is not excused by the "0/1" beside it. Names also compare leniently (case variants)."""
+    claim_count = Counter((entity.kind, entity.text) for entity in claim)
+    quoted_count = Counter((entity.kind, entity.text) for entity in quoted)
+    extra, lacking = claim_count - quoted_count, quoted_count - claim_count
+    written = [entity for entity in claim if extra[(entity.kind, entity.text)]
+               and (entity.kind == "number" or not entity_occurs(entity, excerpt))]
+    replaced = [entity for entity in quoted if lacking[(entity.kind, entity.text)]
+                and (entity.kind == "number" or not entity_occurs(entity, text))]
+    return list(dict.fromkeys(written)), list(dict.fromkeys(replaced))
+
+
+def _names_the_subject(context: RuleContext, entity: Entity) -> bool:
+    """Whether a name (not a value) is one the user's question gave: "the KubeletTooManyPods alert" restates what
+    was asked about. Values are never excused: a number must come from the evidence."""
+    return entity.kind != "number" and bool(context.session.query) and entity_occurs(entity, context.session.query)
+
+
 class EntityGrounding(Rule):
-    """Every number, time, error code, identifier and service name in a claim occurs in the invocations it cites.
+    """Every number, time, code, reason, version, address and name in a claim occurs in the invocations it cites.
 
     The claim's text is searched for entities (numbers with units, timestamps, `ERR_*` codes and exception names,
-    trace/order/hex ids, kebab-case service names such as `pay-gateway`) and each is looked up in the cited
-    invocations' output preview, retrieval details, input and trace summary. Numbers compare by value with units
-    normalised (`5.3 秒` = `5.3s` = `5300ms`, `92%` = `92 %`; a bare `"latency_ms": 5300` takes its unit from the
-    key); an approximate number (`约 5 秒`, `over 90%`) matches within 15%. A claim whose cited ids do not resolve
-    is left to `evidence.invocation_ref`. An entity the cited outputs do not show is at best an inference from
-    elsewhere: LOW_CONFID-level. If it occurs nowhere in the session, `claim.external_entity` rejects it.
+    Kubernetes reasons and statuses such as `OOMKilled` or `Evicted`, versions such as `v1.30.4`, IPv4/IPv6
+    addresses, multipliers such as `x16`, trace/order/hex ids, kebab-, snake- and camelCase names, namespaces named
+    as such, and the names of a deployment's vocabulary) and each is looked up in the cited invocations' output
+    (the whole stored output where the preview was cut), retrieval details, input, tool name and trace summary.
+    Numbers compare by value with units normalised (`5.3 秒` = `5.3s` = `5300ms`, `1Gi` = `1024Mi`; a bare
+    `"latency_ms": 5300` takes its unit from the key), long integers digit for digit, a bare count only where it
+    stands alone and, when the evidence labels its counts (`0 Failed`), against the count of the same label; an
+    approximate number (`约 5 秒`, `over 90%`) matches within 15%. A claim that restates a verbatim excerpt must
+    also carry that excerpt's values: writing `0/1 Running` for the quoted `1/1 Running` fails even when another
+    row of the output holds `0/1`. A name the user's question gives (the alert or pod asked about) is not held
+    against a claim; a value always is. A claim whose cited ids do not resolve is left to `evidence.invocation_ref`.
+    An entity the cited outputs do not show is at best an inference from elsewhere: LOW_CONFID-level. If it
+    occurs nowhere in the session, `claim.external_entity` rejects it.
     """
 
     id = "claim.entity_grounding"
@@ -50,6 +85,7 @@ class EntityGrounding(Rule):
                 entity for entity in claim_entities(context, text)
                 if checked(entity, params.entity_kinds, params.min_bare_number_digits)
                 and not context.session.occurs_in_bound(entity, views)
+                and not _names_the_subject(context, entity)
             ]
             if missing:
                 names = ", ".join(f"'{entity.text}'" for entity in missing[:8])
@@ -58,4 +94,41 @@ class EntityGrounding(Rule):
                     f"claims[{claim_index}].claim_text",
                     f"claim names {names}, not found in its cited invocations {format_ids(list(unique.values()))}",
                 ))
+                continue
+            swapped = self._swapped(context, params, claim, text)
+            if swapped:
+                findings.append(RuleFinding(f"claims[{claim_index}].claim_text", swapped))
         return findings
+
+    @staticmethod
+    def _swapped(context: RuleContext, params: EntityGroundingParams, claim: dict, text: str) -> str:
+        """A claim that restates a verbatim excerpt but writes one of its values differently ("0/1 Running" for
+        the quoted "1/1 Running"): the changed value may occur elsewhere in a long output, yet the line the claim
+        repeats does not say it."""
+        checked_claim = [entity for entity in claim_entities(context, text)
+                         if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
+        folded_claim = compact(fold(text))
+        for _, binding in iter_bindings(claim):
+            excerpt = text_of(binding, "evidence_excerpt").strip()
+            views = cited_views(context, binding)
+            if not excerpt or not views or not any(excerpt in view.raw_preview for view in views):
+                continue
+            tools = {view.tool_name for view in views}
+            quoted = [entity for entity in claim_entities(context, excerpt)
+                      if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
+            written, replaced = _differences([e for e in checked_claim if e.text not in tools], quoted, text,
+                                             excerpt)
+            if not written or not replaced:
+                continue
+            rest = excerpt
+            for entity in replaced:  # the replaced values as tokens, not every "0" of "0/1"
+                rest = re.sub(rf"(?<![\w./-]){re.escape(entity.text)}(?![\w./-])", " ", rest)
+            needle = compact(fold(rest))
+            if len(needle) < 12 or block_coverage(needle, folded_claim) < RESTATES_COVERAGE:
+                continue
+            for old in replaced:
+                new = next((entity for entity in written if entity.kind == old.kind
+                            and not (entity.kind == "number" and entity_occurs(entity, old.text))), None)
+                if new is not None:
+                    return f"claim restates its excerpt but writes '{new.text}' where the excerpt says '{old.text}'"
+        return ""

@@ -8,8 +8,6 @@ from pydantic import Field, model_validator
 
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import (
-    ALL_SOURCES,
-    DEFAULT_TRUNCATION_MARKERS,
     EvidenceSource,
     cited_excerpts,
     claim_entities,
@@ -18,14 +16,17 @@ from evigate.rules.gate.evidence import (
     is_verbatim,
 )
 from evigate.rules.gate.session import InvocationView
+from evigate.rules.text.entities import entity_occurs
+from evigate.rules.text.normalize import aligned_windows
 
 
 class ExcerptSimilarityParams(RuleParams):
-    pass_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    warn_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
-    compare_against: list[EvidenceSource] = Field(default_factory=lambda: list(ALL_SOURCES), min_length=1)
-    truncation_markers: list[str] = Field(default_factory=lambda: list(DEFAULT_TRUNCATION_MARKERS))
-    check_entities: bool = Field(default=True, description="an excerpt's key values must occur in the cited output")
+    """Values come from rules/metadata/evidence.excerpt_similarity.yaml, the one source of every default."""
+
+    pass_threshold: float = Field(ge=0.0, le=1.0)
+    warn_threshold: float = Field(ge=0.0, le=1.0)
+    compare_against: list[EvidenceSource] = Field(min_length=1)
+    check_entities: bool = Field(description="an excerpt's key values must occur in the cited output")
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:
@@ -58,7 +59,7 @@ class ExcerptSimilarity(Rule):
         findings: list[RuleFinding] = []
         for cited in cited_excerpts(context):
             target, excerpt, views = cited.target, cited.excerpt, cited.views
-            score = excerpt_score(context, excerpt, views, params.compare_against, params.truncation_markers)
+            score = excerpt_score(context, excerpt, views, params.compare_against)
             if score < params.warn_threshold:
                 findings.append(RuleFinding(target, f"excerpt similarity {score:.2f} < {params.warn_threshold:.2f} "
                                                     f"against invocation(s) {format_ids(views)}"))
@@ -83,10 +84,18 @@ class ExcerptSimilarity(Rule):
         """
         if not params.check_entities or is_verbatim(context, excerpt, views):
             return ""
-        if any(view.is_truncated(params.truncation_markers) for view in views):
+        if any(view.truncated for view in views):
             return ""
+        entities = [entity for entity in claim_entities(context, excerpt) if not entity.approximate]
         missing = [
-            entity.text for entity in claim_entities(context, excerpt)
-            if entity.is_key_value and not entity.approximate and not context.session.occurs_in_bound(entity, views)
+            entity.text for entity in entities
+            if entity.is_key_value and not context.session.occurs_in_bound(entity, views)
         ]
+        if not missing:
+            # A near copy of one line must carry that line's values: "0/1 Running" quoted from a row that says
+            # "1/1 Running" is altered even when another row of the same table holds "0/1".
+            windows = [window for view in views for window in aligned_windows(excerpt, view.raw_preview)]
+            if windows:
+                missing = [entity.text for entity in entities
+                           if not any(entity_occurs(entity, window) for window in windows)]
         return ", ".join(f"'{text}'" for text in missing[:5])

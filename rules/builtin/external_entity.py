@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evigate.rules.builtin.entity_grounding import ALL_KINDS, checked
+from evigate.rules.builtin.entity_grounding import checked
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import cited_views, claim_entities
 from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
@@ -12,9 +12,11 @@ from evigate.rules.text.entities import EntityKind
 
 
 class ExternalEntityParams(RuleParams):
-    entity_kinds: list[EntityKind] = Field(default_factory=lambda: list(ALL_KINDS))
-    min_bare_number_digits: int = Field(default=2, ge=1, description="bare numbers with fewer digits are ignored")
-    include_approximate: bool = Field(default=False, description="whether 约 5 秒 / about 90% can be forged values")
+    """Values come from rules/metadata/claim.external_entity.yaml, the one source of every default."""
+
+    entity_kinds: list[EntityKind]
+    min_bare_number_digits: int = Field(ge=1, description="bare numbers with fewer digits are ignored")
+    include_approximate: bool = Field(description="whether 约 5 秒 / about 90% can be forged values")
 
 
 class ExternalEntity(Rule):

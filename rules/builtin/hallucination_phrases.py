@@ -11,11 +11,6 @@ from pydantic import Field, field_validator
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.text.normalize import fold
 
-DEFAULT_BLACKLIST = [
-    "通常情况下", "根据经验", "一般来说", "可能是", "推测", "我认为", "理论上",
-    "in my experience", "generally speaking", "typically", "usually", "i think", "i believe", "theoretically",
-    "in theory", "probably", "presumably", "might be", "may be",
-]
 _FIELD_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[\])?(\.[A-Za-z_][A-Za-z0-9_]*(\[\])?)*$")
 
 
@@ -46,11 +41,12 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
 
 
 class HallucinationPhrasesParams(RuleParams):
-    target_fields: list[str] = Field(default_factory=lambda: ["claims[].claim_text"], min_length=1)
-    blacklist: list[str] = Field(default_factory=lambda: list(DEFAULT_BLACKLIST))
-    allow_in_fields: list[str] = Field(
-        default_factory=lambda: ["hypotheses[].hypothesis_text", "hypotheses[].basis"]
-    )
+    """Values come from rules/metadata/claim.hallucination_phrases.yaml, the one source of the phrase list (the
+    Executor's prompt quotes some of them; tests/rules/test_rules_defaults.py keeps the two in step)."""
+
+    target_fields: list[str] = Field(min_length=1)
+    blacklist: list[str]
+    allow_in_fields: list[str]
 
     @field_validator("target_fields", "allow_in_fields")
     @classmethod

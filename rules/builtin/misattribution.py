@@ -6,16 +6,14 @@ from pydantic import Field
 
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import (
-    ALL_SOURCES,
-    DEFAULT_TRUNCATION_MARKERS,
     EvidenceSource,
     cited_excerpts,
+    claim_entities,
     distinctive_tokens,
     excerpt_score,
     format_ids,
 )
 from evigate.rules.gate.session import InvocationView
-from evigate.rules.text.entities import extract_entities
 from evigate.rules.text.normalize import compact, fold
 
 MAX_CANDIDATES = 2
@@ -23,12 +21,13 @@ MAX_PROBE_TOKENS = 4
 
 
 class MisattributionParams(RuleParams):
-    fail_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
-    copy_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
-    min_excerpt_chars: int = Field(default=10, ge=1)
-    min_foreign_entities: int = Field(default=2, ge=1)
-    compare_against: list[EvidenceSource] = Field(default_factory=lambda: list(ALL_SOURCES), min_length=1)
-    truncation_markers: list[str] = Field(default_factory=lambda: list(DEFAULT_TRUNCATION_MARKERS))
+    """Values come from rules/metadata/evidence.misattribution.yaml, the one source of every default."""
+
+    fail_threshold: float = Field(ge=0.0, le=1.0)
+    copy_threshold: float = Field(ge=0.0, le=1.0)
+    min_excerpt_chars: int = Field(ge=1)
+    min_foreign_entities: int = Field(ge=1)
+    compare_against: list[EvidenceSource] = Field(min_length=1)
 
 
 class Misattribution(Rule):
@@ -49,7 +48,7 @@ class Misattribution(Rule):
         findings: list[RuleFinding] = []
         for cited in cited_excerpts(context):
             excerpt, views = cited.excerpt, cited.views
-            score = excerpt_score(context, excerpt, views, params.compare_against, params.truncation_markers)
+            score = excerpt_score(context, excerpt, views, params.compare_against)
             if score >= params.fail_threshold:
                 continue
             message = self._copied(context, params, excerpt, views, score) or self._foreign(
@@ -77,7 +76,7 @@ class Misattribution(Rule):
         candidates = [view for view in candidates if second in view.raw_preview]
         ranked = sorted(candidates, key=lambda view: -sum(token in view.raw_preview for token in probes))
         for other in ranked[:MAX_CANDIDATES]:
-            score = excerpt_score(context, excerpt, [other], params.compare_against, params.truncation_markers)
+            score = excerpt_score(context, excerpt, [other], params.compare_against)
             if score >= params.copy_threshold:
                 return (
                     f"excerpt matches invocation {format_ids([other])} ({score:.2f}), "
@@ -89,7 +88,7 @@ class Misattribution(Rule):
         self, context: RuleContext, params: MisattributionParams, excerpt: str, views: list[InvocationView]
     ) -> str | None:
         foreign = [
-            entity for entity in extract_entities(excerpt)
+            entity for entity in claim_entities(context, excerpt)
             if (entity.kind != "number" or entity.has_unit) and not context.session.occurs_in_bound(entity, views)
         ]
         if len(foreign) < params.min_foreign_entities:

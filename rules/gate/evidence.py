@@ -14,9 +14,6 @@ from evigate.rules.text.normalize import excerpt_similarity
 
 EvidenceSource = Literal["output_preview", "retrieval_details", "tool_trace_summary"]
 ALL_SOURCES: tuple[EvidenceSource, ...] = ("output_preview", "retrieval_details", "tool_trace_summary")
-DEFAULT_TRUNCATION_MARKERS: tuple[str, ...] = (
-    "…", "...", "[truncated]", "(truncated)", "<truncated>", "[截断]", "（已截断）", "(已截断)", "...(truncated)",
-)
 _TOKEN = re.compile(r"[A-Za-z0-9_.%\-]{3,}|[\u3400-\u9fff]{2,}")
 
 
@@ -54,12 +51,12 @@ def cited_views(context: RuleContext, binding: Mapping[str, Any]) -> list[Invoca
 
 
 def haystacks(
-    context: RuleContext, view: InvocationView, compare_against: Sequence[str], markers: Sequence[str]
+    context: RuleContext, view: InvocationView, compare_against: Sequence[str]
 ) -> list[tuple[str, bool]]:
     """The texts of one invocation an excerpt may be compared with, each with its truncated flag."""
     found: list[tuple[str, bool]] = []
     if "output_preview" in compare_against and view.raw_preview:
-        found.append((view.raw_preview, view.is_truncated(markers)))
+        found.append((view.raw_preview, view.truncated))
     if "retrieval_details" in compare_against and view.raw_details:
         found.append((view.raw_details, False))
     if "tool_trace_summary" in compare_against:
@@ -85,10 +82,9 @@ def excerpt_score(
     excerpt: str,
     views: Sequence[InvocationView],
     compare_against: Sequence[str],
-    markers: Sequence[str],
 ) -> float:
     """Best similarity of an excerpt with the given invocations, memoised for the validation."""
-    key = ("excerpt", excerpt, tuple(view.id for view in views), tuple(compare_against), tuple(markers))
+    key = ("excerpt", excerpt, tuple(view.id for view in views), tuple(compare_against))
     score = context.memo.get(key)
     if score is None:
         verbatim = excerpt.strip()
@@ -96,7 +92,7 @@ def excerpt_score(
             score = 1.0  # a verbatim copy: no need to fold 20 KB of output
             context.memo[("verbatim", excerpt, tuple(view.id for view in views))] = True
         else:
-            sources = [hay for view in views for hay in haystacks(context, view, compare_against, markers)]
+            sources = [hay for view in views for hay in haystacks(context, view, compare_against)]
             score = excerpt_similarity(excerpt, sources)
         context.memo[key] = score
     return score
@@ -108,11 +104,11 @@ def is_verbatim(context: RuleContext, excerpt: str, views: Sequence[InvocationVi
 
 
 def claim_entities(context: RuleContext, text: str) -> list[Entity]:
-    """The entities of a claim text, memoised (several rules read them)."""
+    """The entities of a claim or excerpt text, read with the gate's vocabulary and memoised (several rules ask)."""
     key = ("entities", text)
     entities = context.memo.get(key)
     if entities is None:
-        entities = extract_entities(text)
+        entities = extract_entities(text, context.vocabulary)
         context.memo[key] = entities
     return entities
 

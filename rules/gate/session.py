@@ -14,6 +14,7 @@ from typing import Any
 
 from evigate.rules.text.entities import Entity, entity_occurs
 from evigate.signatures import ToolInvocation, ToolTraceEntry
+from evigate.signatures.preview import split_preview
 
 MAX_FLATTEN_CHARS = 200_000
 """Retrieval details beyond this many characters are not searched (bounds the cost of hostile rows)."""
@@ -56,8 +57,15 @@ class InvocationView:
         self.session_id = invocation.session_id
         self.tool_name = invocation.tool_name
         self.success = invocation.success
-        self.raw_preview = invocation.output_preview or ""
-        self._truncated: dict[tuple[str, ...], bool] = {}
+        kept, dropped = split_preview(invocation.output_preview or "")
+        whole = invocation.output if dropped and invocation.output else None
+        if whole is not None:
+            kept, dropped = split_preview(whole)  # the whole output may itself have been capped by the Toolbox
+        # What the call returned, as far as it is known: the whole output where the store kept it for a cut
+        # preview, else the preview without its truncation marker (the marker is no evidence).
+        self.raw_preview = kept
+        # Whether the real output went on past raw_preview: only evigate's marker says so, never a bare "…".
+        self.truncated = dropped > 0
 
     @cached_property
     def raw_details(self) -> str:
@@ -66,24 +74,15 @@ class InvocationView:
 
     @cached_property
     def raw_extras(self) -> tuple[str, ...]:
-        """Retrieval details, input and error message: with the preview, where an entity may legitimately come from.
+        """Retrieval details, input, error message and tool name: with the preview, where an entity may
+        legitimately come from ("according to fetch_pod_logs, …" names the tool that ran).
 
         Kept apart rather than joined (copying 20 KB per invocation costs more than searching four strings) and
         built only when a search gets past the previews.
         """
         parts = (self.raw_details, flatten(self.invocation.input) if self.invocation.input else "",
-                 self.invocation.error or "")
+                 self.invocation.error or "", self.tool_name)
         return tuple(part for part in parts if part)
-
-    def is_truncated(self, markers: Sequence[str]) -> bool:
-        """Whether the preview ends with a truncation marker (the real output continued past it)."""
-        key = tuple(markers)
-        truncated = self._truncated.get(key)
-        if truncated is None:
-            tail = self.raw_preview.rstrip()[-40:].casefold()
-            truncated = any(marker and tail.endswith(marker.casefold()) for marker in markers)
-            self._truncated[key] = truncated
-        return truncated
 
 
 def as_view(item: ToolInvocation | Mapping[str, Any]) -> InvocationView | None:

@@ -1,102 +1,56 @@
-"""Entity extraction for grounding checks: numbers with units, times, error codes, identifiers, service names.
+"""Entity extraction for grounding checks: numbers, times, codes, reasons, versions, addresses, ids and names.
 
 Works on Chinese, English and mixed text without word segmentation. Claims are read strictly (only clear
 entities); evidence is searched leniently (case-insensitive, numbers by value with units normalised, so
-``5.3 秒`` = ``5.3s`` = ``5300ms`` and ``92%`` = ``92 %``).
+``5.3 秒`` = ``5.3s`` = ``5300ms`` and ``92%`` = ``92 %``). Entity classes are recognised by shape (``ERR_TIMEOUT``,
+``pay-gateway``, ``CrashLoopBackOff``, ``kube_pod_status_phase``, ``v1.30.4``, ``10.244.1.13``, ``x16``), by the
+vocabulary in ``terms.yaml`` (Kubernetes reasons and statuses such as ``Evicted``), by context (the name next to
+"namespace") and by a deployment's own :class:`~evigate.rules.text.vocabulary.EntityVocabulary`.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Literal
 
-EntityKind = Literal["number", "time", "error_code", "identifier", "service"]
-Dimension = Literal["time", "percent", "bytes"]
-
-_NUMBER = r"(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?"
-_UNITS = (
-    r"ms|msec|millis(?:econds?)?|毫秒|μs|µs|us|微秒|secs?|seconds?|秒钟|秒|s|mins?|minutes?|分钟|hrs?|hours?|小时|h"
-    r"|days?|天|d|%|kib|kb|mib|mb|gib|gb|tb|bytes?|b"
+from evigate.rules.text import numbers
+from evigate.rules.text.numbers import (
+    APPROXIMATE_TOLERANCE,
+    Dimension,
+    close,
+    evidence_number,
+    format_number,
+    key_unit,
+    label_of,
+    labelled_counts,
+    number_starts,
+    standalone_at,
+    to_float,
+    unit_of,
 )
-_NUMBER_WITH_UNIT = re.compile(
-    rf"(?<![A-Za-z0-9_.]){_NUMBER}(?:\s?({_UNITS})(?![A-Za-z])|(m)(?![A-Za-z]))?", re.IGNORECASE
+from evigate.rules.text.patterns import (
+    APPROXIMATE_AFTER,
+    APPROXIMATE_BEFORE,
+    CAMEL_HUMPS,
+    ENTITY,
+    ENTITY_KINDS,
+    EVENT_SPAN,
+    KIND_OF_GROUP,
+    LABEL_AFTER_CLAIM,
+    LABEL_BEFORE_CLAIM,
+    EntityKind,
+    is_common_compound,
+    namespace_pattern,
+    status_pattern,
+    word_set,
 )
-_NUMBER_AT = re.compile(rf"{_NUMBER}(?:\s?({_UNITS})(?![A-Za-z])|(m)(?![A-Za-z]))?", re.IGNORECASE)
+from evigate.rules.text.vocabulary import EntityVocabulary
 
-_UNIT_SCALE: dict[str, tuple[Dimension, float]] = {}
-for _names, _dimension, _scale in (
-    (("ms", "msec", "millis", "millisecond", "milliseconds", "毫秒"), "time", 1e-3),
-    (("μs", "µs", "us", "微秒"), "time", 1e-6),
-    (("s", "sec", "secs", "second", "seconds", "秒", "秒钟"), "time", 1.0),
-    (("m", "min", "mins", "minute", "minutes", "分钟"), "time", 60.0),
-    (("h", "hr", "hrs", "hour", "hours", "小时"), "time", 3600.0),
-    (("d", "day", "days", "天"), "time", 86400.0),
-    (("%",), "percent", 1.0),
-    (("b", "byte", "bytes"), "bytes", 1.0),
-    (("kb", "kib"), "bytes", 1024.0),
-    (("mb", "mib"), "bytes", 1024.0**2),
-    (("gb", "gib"), "bytes", 1024.0**3),
-    (("tb",), "bytes", 1024.0**4),
-):
-    for _name in _names:
-        _UNIT_SCALE[_name] = (_dimension, _scale)  # type: ignore[assignment]
-
-# Forms a value may be written in, per dimension, so evidence can be searched with plain substring finds.
-_FORM_SCALES: dict[str, tuple[float, ...]] = {
-    "time": (1e-3, 1.0, 60.0, 3600.0),
-    "percent": (1.0,),
-    "bytes": (1.0, 1024.0, 1024.0**2, 1024.0**3),
-}
-# A bare number in evidence takes its unit from a key such as "latency_ms": 5300 or elapsed_seconds=5.3.
-_KEY_UNIT = re.compile(
-    r"(?:[_\-]|\b)(ms|millis|milliseconds|sec|secs|seconds|pct|percent|bytes|kb|mb|gb)[\"']?\s*[:=]\s*[\"']?$",
-    re.IGNORECASE,
-)
-_KEY_UNIT_ALIAS = {"pct": "%", "percent": "%", "millis": "ms", "milliseconds": "ms"}
-
-_APPROXIMATE_BEFORE = re.compile(
-    r"(?:约|大约|大概|将近|接近|近|超过|逾|不到|不足|高于|低于|~|≈|about|approx\.?|approximately|around|nearly|"
-    r"over|more than|less than|under|above|below|up to|>=|<=|>|<|≥|≤)\s*$",
-    re.IGNORECASE,
-)
-_APPROXIMATE_AFTER = re.compile(r"^\s*(?:左右|以上|以下|多|余|\+|or more|or so)", re.IGNORECASE)
-APPROXIMATE_TOLERANCE = 0.15
-
-# One alternation, scanned once: at each position the first alternative that matches wins, so a service name
-# swallows its digits ("db-3" is not the number 3) and a timestamp is not three numbers.
-_ENTITY = re.compile("|".join([
-    r"(?P<cn_date>(?:(?P<year>\d{4})年)?(?P<month>\d{1,2})月(?P<day>\d{1,2})[日号])",
-    r"(?P<datetime>(?<!\d)\d{4}[-/]\d{1,2}[-/]\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?!\d))",
-    r"(?P<clock>(?<![\d:])\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?![\d:]))",
-    r"(?P<uuid>(?<![0-9A-Za-z])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-    r"(?![0-9A-Za-z]))",
-    r"(?P<error_code>(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![A-Za-z0-9_]))",
-    r"(?P<dashed_code>(?<![A-Za-z0-9_\-])[A-Z]{2,}-\d{2,}(?![A-Za-z0-9_\-]))",
-    r"(?P<exception>(?<![A-Za-z0-9_.])(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9]*(?:Exception|Error)"
-    r"(?![A-Za-z0-9_]))",
-    r"(?P<hex_id>(?<![0-9A-Za-z_])(?=[0-9a-fA-F]*[a-fA-F])(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}(?![0-9A-Za-z_]))",
-    r"(?P<prefixed_id>(?<![A-Za-z0-9_\-])[A-Za-z]{1,12}[-_]?\d{3,}(?:[-_][A-Za-z0-9]+)*(?![A-Za-z0-9_]))",
-    r"(?P<service>(?<![A-Za-z0-9_\-.])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![A-Za-z0-9_\-]))",
-    rf"(?P<number>(?<![A-Za-z0-9_.])(?P<integer>\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(?P<fraction>\d+))?"
-    rf"(?:\s?(?P<unit>(?i:{_UNITS}))(?![A-Za-z])|(?P<minute>[mM])(?![A-Za-z]))?)",
-]))
-_KIND_OF_GROUP: dict[str, EntityKind] = {
-    "datetime": "time", "clock": "time", "uuid": "identifier", "error_code": "error_code",
-    "dashed_code": "error_code", "exception": "error_code", "hex_id": "identifier", "prefixed_id": "identifier",
-    "service": "service",
-}
-
-COMMON_HYPHENATED_WORDS = frozenset({
-    "read-only", "read-write", "built-in", "e-mail", "real-time", "follow-up", "up-to-date", "long-running",
-    "non-blocking", "time-out", "re-try", "pre-check", "on-call", "opt-in", "opt-out", "end-to-end", "one-time",
-    "step-by-step", "out-of-memory", "utf-8", "utf-16", "x-ray", "key-value", "high-availability", "fail-over",
-    "write-through", "write-back", "cache-aside", "round-robin", "health-check", "self-healing", "rate-limit",
-    "rate-limiting", "back-off", "back-pressure", "p-value", "top-k", "well-known", "so-called", "non-critical",
-})
+__all__ = ["APPROXIMATE_TOLERANCE", "ENTITY_KINDS", "Dimension", "Entity", "EntityKind", "entity_occurs",
+           "extract_entities", "format_number", "number_occurs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +65,10 @@ class Entity:
     digits: int = 0
     approximate: bool = False
     has_unit: bool = False
+    exact: str = ""
+    """A number's exact decimal text (``1723435438``, ``5.3``): long integers are compared digit for digit."""
+    label: str = ""
+    """The word that labels a bare count in the claim (``4 failed`` → ``failed``)."""
 
     @property
     def is_key_value(self) -> bool:
@@ -123,140 +81,169 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text) if not text.isascii() else text
 
 
-def _to_float(integer: str, fraction: str | None) -> float:
-    return float(integer.replace(",", "") + ("." + fraction if fraction else ""))
-
-
 def _is_approximate(text: str, start: int, end: int) -> bool:
-    return bool(_APPROXIMATE_BEFORE.search(text[max(0, start - 12):start])) or bool(
-        _APPROXIMATE_AFTER.match(text[end:end + 8])
+    if EVENT_SPAN.search(text[max(0, start - 16):start]):
+        return False
+    return bool(APPROXIMATE_BEFORE.search(text[max(0, start - 12):start])) or bool(
+        APPROXIMATE_AFTER.match(text[end:end + 8])
     )
 
 
-def _unit_of(unit: str | None, minute: str | None) -> tuple[Dimension | None, float]:
-    name = (unit or minute or "").casefold()
-    if not name:
-        return None, 1.0
-    return _UNIT_SCALE.get(name, (None, 1.0))
+def extract_entities(text: str, vocabulary: EntityVocabulary | None = None) -> list[Entity]:
+    """The clear entities of a claim or an answer: numbers, times, codes, reasons, versions, addresses, names.
+
+    Names in ``vocabulary`` are entities wherever they occur as whole words, whatever their shape.
+    """
+    return list(_extract(text or "", vocabulary or None))
 
 
-def extract_entities(text: str) -> list[Entity]:
-    """The clear entities of a claim or an answer: every number, time, error code, identifier and service name."""
-    return list(_extract(text or ""))
+def _number(match: re.Match[str], text: str) -> Entity:
+    integer, fraction = match.group("integer"), match.group("fraction")
+    raw = to_float(integer, fraction)
+    dimension, scale = unit_of(match.group("unit"), match.group("minute"))
+    label = ""
+    if dimension is None:
+        after = LABEL_AFTER_CLAIM.match(text, match.end())
+        before = LABEL_BEFORE_CLAIM.search(text[max(0, match.start() - 24):match.start()])
+        label = label_of(after.group(1) if after else None) or label_of(before.group(1) if before else None)
+    return Entity(
+        kind="number", text=match.group(0).strip(), value=raw * scale, dimension=dimension, raw_value=raw,
+        digits=len(integer.replace(",", "")) + len(fraction or ""),
+        approximate=_is_approximate(text, match.start(), match.end()), has_unit=dimension is not None,
+        exact=integer.replace(",", "") + (f".{fraction}" if fraction else ""), label=label,
+    )
+
+
+def _shape_entity(match: re.Match[str], text: str, common: frozenset[str]) -> Entity | None:
+    group = match.lastgroup
+    token = match.group(0)
+    if group == "number":
+        return _number(match, text)
+    if group == "multiplier":
+        value = float(match.group("times"))
+        return Entity(kind="number", text=token, value=value, dimension="times", raw_value=value,
+                      digits=len(match.group("times").replace(".", "")), has_unit=True,
+                      exact=match.group("times"))
+    if group == "ratio":
+        numerator = token.split("/", 1)[0]
+        return Entity(kind="number", text=token, value=float(numerator), raw_value=float(numerator),
+                      digits=len(token) - 1, exact=token)
+    if group == "cn_date":
+        canonical = f"{int(match.group('month')):02d}-{int(match.group('day')):02d}"
+        year = match.group("year")
+        return Entity(kind="time", text=f"{year}-{canonical}" if year else canonical)
+    if group == "quoted":
+        token = match.group("quoted_name")
+    if group == "camel" and len(CAMEL_HUMPS.findall(token)) < 2 and not re.match(r"[A-Z]{2,}[A-Z][a-z]{2}", token):
+        return None  # Pod, Kubernetes, GPUs, PVCs are no reasons; OOMKilled is; the status list pins the rest
+    if group == "service" and is_common_compound(token):
+        return None
+    if group in ("mixed", "quoted", "lower_camel") and token.casefold() in common:
+        return None
+    if group == "ipv6" and len(token) < 6:
+        return None
+    kind = KIND_OF_GROUP.get(group or "")
+    return Entity(kind=kind, text=token) if kind else None
 
 
 @lru_cache(maxsize=8192)
-def _extract(text: str) -> tuple[Entity, ...]:
+def _extract(text: str, vocabulary: EntityVocabulary | None) -> tuple[Entity, ...]:
     """Cached: claims, excerpts and answers are re-read across rules and rounds."""
     text = normalize(text)
-    found: list[Entity] = []
-    for match in _ENTITY.finditer(text):
-        group = match.lastgroup
-        token = match.group(0)
-        if group == "number":
-            integer, fraction = match.group("integer"), match.group("fraction")
-            raw = _to_float(integer, fraction)
-            dimension, scale = _unit_of(match.group("unit"), match.group("minute"))
-            found.append(Entity(
-                kind="number", text=token.strip(), value=raw * scale, dimension=dimension, raw_value=raw,
-                digits=len(integer.replace(",", "")) + len(fraction or ""),
-                approximate=_is_approximate(text, match.start(), match.end()), has_unit=dimension is not None,
-            ))
-        elif group == "cn_date":
-            canonical = f"{int(match.group('month')):02d}-{int(match.group('day')):02d}"
-            year = match.group("year")
-            found.append(Entity(kind="time", text=f"{year}-{canonical}" if year else canonical))
-        elif group in _KIND_OF_GROUP and not (group == "service" and token in COMMON_HYPHENATED_WORDS):
-            found.append(Entity(kind=_KIND_OF_GROUP[group], text=token))
-    return tuple(found)
+    common = word_set("common_tokens")
+    spans: list[tuple[int, int, Entity]] = []
+    for match in ENTITY.finditer(text):
+        entity = _shape_entity(match, text, common)
+        if entity is not None:
+            spans.append((match.start(), match.end(), entity))
+    spans.extend(_named(text, vocabulary, spans))
+    spans.sort(key=lambda span: span[0])
+    return tuple(entity for _, _, entity in spans)
 
 
-def format_number(value: float) -> str | None:
-    """Plain decimal text of a value (no exponent, no trailing zeros), or None when it would not be written so."""
-    try:
-        decimal = Decimal(f"{value:.9g}").normalize()
-    except InvalidOperation:
-        return None
-    text = format(decimal, "f")
-    if "." in text and len(text.split(".", 1)[1]) > 4:
-        return None
-    return text
+def _named(
+    text: str, vocabulary: EntityVocabulary | None, spans: list[tuple[int, int, Entity]]
+) -> list[tuple[int, int, Entity]]:
+    """Entities shape alone misses: a vocabulary's names and patterns, statuses, names next to "namespace"."""
+    found: list[tuple[int, int, Entity]] = []
+    taken = list(spans)
+
+    def add(start: int, end: int, kind: EntityKind, replace: bool = False) -> None:
+        nonlocal taken
+        overlapping = [span for span in taken if not (end <= span[0] or start >= span[1])]
+        if overlapping and not replace:
+            return
+        if overlapping:  # a known name beats the shape it was read as (a vocabulary service "orders-db")
+            for span in overlapping:
+                if span in spans:
+                    spans.remove(span)
+                if span in found:
+                    found.remove(span)
+            taken = [span for span in taken if span not in overlapping]
+        span = (start, end, Entity(kind=kind, text=text[start:end]))
+        found.append(span)
+        taken.append(span)
+
+    if vocabulary:
+        if vocabulary.name_pattern is not None:
+            for match in vocabulary.name_pattern.finditer(text):
+                add(match.start(), match.end(), vocabulary.names[match.group(0)], replace=True)  # type: ignore
+        for pattern in vocabulary.compiled_patterns:
+            for match in pattern.finditer(text):
+                if match.end() > match.start():
+                    add(match.start(), match.end(), "identifier", replace=True)
+    for match in status_pattern().finditer(text):
+        add(match.start(), match.end(), "reason", replace=True)
+    stopwords = word_set("name_stopwords")
+    for match in namespace_pattern().finditer(text):
+        group = "after" if match.group("after") else "before"
+        name = match.group(group)
+        if name.casefold() in stopwords or name.replace(".", "").isdigit() or not name.isascii():
+            continue
+        add(match.start(group), match.end(group), "identifier")
+    return found
 
 
-@lru_cache(maxsize=8192)
-def _search_forms(entity: Entity) -> frozenset[str]:
-    forms: set[str] = set()
-    if entity.raw_value is not None:
-        forms.add(format_number(entity.raw_value) or "")
-        if entity.raw_value >= 1000 and entity.raw_value.is_integer():
-            forms.add(f"{int(entity.raw_value):,}")  # 5,300 as logs print it
-    if entity.dimension is not None and entity.value is not None:
-        for scale in _FORM_SCALES[entity.dimension]:
-            forms.add(format_number(entity.value / scale) or "")
-    forms.discard("")
-    return frozenset(forms)
+# -- finding an entity in evidence ----------------------------------------------------------------------------------
 
 
-def _close(left: float, right: float, tolerance: float = 1e-6) -> bool:
-    return abs(left - right) <= tolerance * max(1.0, abs(left), abs(right))
-
-
-def _evidence_number(haystack: str, position: int) -> tuple[float, Dimension | None, float] | None:
-    """(value in base unit, dimension, raw value) of the number that starts at ``position`` in evidence text."""
-    match = _NUMBER_AT.match(haystack, position)
-    if match is None:
-        return None
-    integer, fraction, unit, minute = match.groups()
-    raw = _to_float(integer, fraction)
-    dimension, scale = _unit_of(unit, minute)
-    return raw * scale, dimension, raw
-
-
-def _key_unit(haystack: str, position: int) -> tuple[Dimension | None, float]:
-    """The unit a JSON-ish key gives a bare number: ``"latency_ms": 5300``, ``elapsed_seconds=5.3``."""
-    key = _KEY_UNIT.search(haystack[max(0, position - 40):position])
-    if key is None:
-        return None, 1.0
-    name = key.group(1).casefold()
-    return _unit_of(_KEY_UNIT_ALIAS.get(name, name), None)
-
-
-def _matches(entity: Entity, evidence: tuple[float, Dimension | None, float], tolerance: float) -> bool:
-    value, dimension, raw = evidence
+def _matches(entity: Entity, parsed: tuple[float, Dimension | None, float, int], tolerance: float) -> bool:
+    value, dimension, raw, _ = parsed
     assert entity.raw_value is not None
     if entity.dimension is None or dimension is None:
-        return _close(raw, entity.raw_value, tolerance)
-    return dimension == entity.dimension and entity.value is not None and _close(value, entity.value, tolerance)
+        return close(raw, entity.raw_value, tolerance)
+    return dimension == entity.dimension and entity.value is not None and close(value, entity.value, tolerance)
 
 
-def _matches_at(entity: Entity, haystack: str, start: int, tolerance: float) -> bool:
-    parsed = _evidence_number(haystack, start)
+def _matches_at(entity: Entity, haystack: str, start: int) -> bool:
+    parsed = evidence_number(haystack, start)
     if parsed is None:
         return False
-    if _matches(entity, parsed, tolerance):
+    if _matches(entity, parsed, 1e-9):
         return True
-    _, dimension, raw = parsed
+    _, dimension, raw, _ = parsed
     if dimension is None and entity.dimension is not None:
-        key_dimension, scale = _key_unit(haystack, start)
-        return key_dimension == entity.dimension and entity.value is not None and _close(
-            raw * scale, entity.value, tolerance
-        )
+        key_dimension, scale = key_unit(haystack, start)
+        if key_dimension is None:
+            # A bare number with a unit added ("took 5300" → "5300ms"): the value as written is what counts.
+            return close(raw, entity.raw_value or 0.0)
+        return key_dimension == entity.dimension and entity.value is not None and close(raw * scale, entity.value)
     return False
 
 
 def _approximately_at(entity: Entity, haystack: str, start: int) -> bool:
     """An approximate value ("约 5 秒") matches a value of the same dimension within the tolerance; an
     approximate value with a unit never matches a bare number, which would make "约 9 秒" match any "10"."""
-    parsed = _evidence_number(haystack, start)
+    parsed = evidence_number(haystack, start)
     if parsed is None:
         return False
-    value, dimension, raw = parsed
+    value, dimension, raw, _ = parsed
     if entity.dimension is None:
-        return _close(raw, entity.raw_value or 0.0, APPROXIMATE_TOLERANCE)
+        return close(raw, entity.raw_value or 0.0, APPROXIMATE_TOLERANCE)
     if dimension is None:
-        dimension, scale = _key_unit(haystack, start)
+        dimension, scale = key_unit(haystack, start)
         value = raw * scale
-    return dimension == entity.dimension and _close(value, entity.value or 0.0, APPROXIMATE_TOLERANCE)
+    return dimension == entity.dimension and close(value, entity.value or 0.0, APPROXIMATE_TOLERANCE)
 
 
 MAX_OCCURRENCES = 400
@@ -267,26 +254,49 @@ def number_occurs(entity: Entity, haystack: str) -> bool:
     if entity.raw_value is None:
         return False
     if entity.approximate:
-        return any(_approximately_at(entity, haystack, start) for start in _number_starts(haystack))
-    for form in _search_forms(entity):
+        return any(_approximately_at(entity, haystack, start) for start in number_starts(haystack))
+    if "/" in entity.exact:  # a ratio (1/1 READY, retry 2/3) is one value, compared whole
+        return _ratio_occurs(entity.exact, haystack)
+    if entity.label and entity.dimension is None:
+        counts = labelled_counts(haystack).get(entity.label)
+        if counts is not None:
+            return entity.exact in counts  # the evidence labels its counts: "4 failed" must be a failed count
+    exact = entity.exact or format_number(entity.raw_value) or ""
+    for form in numbers.search_forms(exact, entity.value, entity.dimension):
         start = haystack.find(form)
         seen = 0
         while start != -1 and seen < MAX_OCCURRENCES:
             seen += 1
-            previous = haystack[start - 1] if start else " "
-            if not (previous.isdigit() or previous in ".,"):
-                after = haystack[start + len(form):start + len(form) + 2]
-                longer = after[:1].isdigit() or (after[:1] in ".," and after[1:2].isdigit())
-                if entity.dimension is None and not longer:
+            if standalone_at(haystack, start, start + len(form)):
+                if entity.dimension is None:
                     return True  # a bare number matches the same number whatever unit follows it
-                if _matches_at(entity, haystack, start, 1e-6):
+                if entity.dimension is not None and _matches_at(entity, haystack, start):
                     return True
             start = haystack.find(form, start + 1)
     return False
 
 
-def _number_starts(haystack: str) -> list[int]:
-    return [match.start() for match in _NUMBER_WITH_UNIT.finditer(haystack[:200_000])]
+def _found_where(needle: str, haystack: str, accept: Callable[[int, int], bool]) -> bool:
+    """Whether ``needle`` occurs in ``haystack`` at a place ``accept(start, end)`` takes (bounded scan)."""
+    start, seen = haystack.find(needle), 0
+    while start != -1 and seen < MAX_OCCURRENCES:
+        if accept(start, start + len(needle)):
+            return True
+        start, seen = haystack.find(needle, start + 1), seen + 1
+    return False
+
+
+def _whole_word(word: str, haystack: str) -> bool:
+    def bounded(start: int, end: int) -> bool:
+        before = haystack[start - 1] if start else " "
+        after = haystack[end:end + 1] or " "
+        return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")
+
+    return _found_where(word, haystack, bounded)
+
+
+def _ratio_occurs(ratio: str, haystack: str) -> bool:
+    return _found_where(ratio, haystack, lambda start, end: standalone_at(haystack, start, end))
 
 
 def entity_occurs(entity: Entity, haystack: str) -> bool:
@@ -302,7 +312,38 @@ def entity_occurs(entity: Entity, haystack: str) -> bool:
         # "2024-05-01 10:05" also matches "2024-05-01T10:05:12"; "05-01" (from 5月1日) also matches "5-1".
         parts = [part for part in re.split(r"[ tT]", needle) if part]
         return all(part in haystack or part.lstrip("0").replace("-0", "-") in haystack for part in parts)
-    return any(variant in haystack for variant in _case_variants(needle))
+    if entity.kind == "reason":
+        # As written or upper-case anywhere; lower-case only as a whole word ("pods are running" states Running).
+        return needle in haystack or needle.upper() in haystack or _whole_word(needle.lower(), haystack)
+    if any(variant in haystack for variant in _case_variants(needle)):
+        return True
+    if entity.kind == "version":
+        return _version_occurs(needle, haystack)
+    return False
+
+
+_VERSION_CORE = re.compile(r"v?(\d+(?:\.\d+)+(?:-[0-9A-Za-z.]+)?)$")
+
+
+def _version_occurs(needle: str, haystack: str) -> bool:
+    """``v1.30.4`` also matches ``1.30.4``; ``chart-0.22.1`` matches ``chart`` … ``0.22.1`` written apart."""
+    core = _VERSION_CORE.search(needle)
+    if core is None:
+        return False
+    number = core.group(1)
+    prefix = needle[:core.start()].rstrip("-")
+    if not _found_where(number, haystack, lambda start, end: standalone_version(haystack, start, end)):
+        return False
+    return not prefix or any(variant in haystack for variant in _case_variants(prefix))
+
+
+def standalone_version(haystack: str, start: int, end: int) -> bool:
+    """Whether ``haystack[start:end]`` is a whole version number, not the start or end of a longer one."""
+    before = haystack[start - 1] if start else " "
+    after = haystack[end:end + 2]
+    return not (before.isdigit() or before == ".") and not (
+        after[:1].isdigit() or (after[:1] == "." and after[1:2].isdigit())
+    )
 
 
 @lru_cache(maxsize=8192)

@@ -143,6 +143,26 @@ def _runs_past_end(needle: str, haystack: str) -> bool:
     return any(tail.endswith(needle[:size]) for size in range(longest, MIN_TRUNCATION_OVERLAP - 1, -1))
 
 
+MIN_ALIGNED_SCORE = 90.0
+"""partial_ratio (0–100) above which an excerpt segment is taken as a near copy of one place in the output."""
+
+
+def aligned_windows(excerpt: str, haystack: str, margin: int = 8) -> list[str]:
+    """For each segment of an excerpt that nearly copies one place of ``haystack``, that place (plus a margin).
+
+    Empty when any segment is no near copy: a paraphrase has no one place its values must come from.
+    """
+    windows = []
+    for segment in _segments(excerpt):
+        if len(segment) < 12 or len(segment) > len(haystack):
+            return []
+        alignment = fuzz.partial_ratio_alignment(segment, haystack, score_cutoff=MIN_ALIGNED_SCORE)
+        if alignment is None:
+            return []
+        windows.append(haystack[max(0, alignment.dest_start - margin):alignment.dest_end + margin])
+    return windows
+
+
 def _segments(excerpt: str) -> list[str]:
     """An excerpt cut at ellipses ("A … B"), edges trimmed, empty pieces dropped."""
     written = squash_whitespace(excerpt[:MAX_EXCERPT_CHARS])

@@ -132,7 +132,8 @@ def test_gold_labels_and_every_alternative_lead_code_to_the_gold_verdict() -> No
     for case in _all_cases():
         parsed = parse_executor_output(case.verifier_input.executor_raw_output)
         gate = gatekeeper.validate(parsed, case.invocations, case.session_id,
-                                   trace_summary=case.verifier_input.tool_trace_summary)
+                                   trace_summary=case.verifier_input.tool_trace_summary,
+                                   query=case.verifier_input.original_query)
         assert gate.result == case.verifier_input.gatekeeper_result, f"{case.case_id}: stale gatekeeper_result"
         variants = [case.gold_labels] + [{**case.gold_labels, claim_id: alternative}
                                          for claim_id, alternatives in case.acceptable_labels.items()

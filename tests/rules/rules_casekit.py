@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from evigate.rules.text.vocabulary import EntityVocabulary
 from evigate.signatures import ToolInvocation, ToolTraceEntry
 
 CASES_DIR = Path(__file__).parent / "cases"
@@ -78,6 +79,16 @@ class RuleCase:
     def id(self) -> str:
         return f"{self.rule}::{self.name}"
 
+    def vocabulary(self) -> EntityVocabulary | None:
+        """The case's ``vocabulary`` (services, error_codes, identifiers, id_patterns), if it gives one."""
+        spec = self.data.get("vocabulary")
+        if not spec:
+            return None
+        return EntityVocabulary(
+            services=frozenset(spec.get("services", ())), error_codes=frozenset(spec.get("error_codes", ())),
+            identifiers=frozenset(spec.get("identifiers", ())), id_patterns=tuple(spec.get("id_patterns", ())),
+        )
+
     def invocations(self) -> list[ToolInvocation]:
         extra = [ToolInvocation.model_validate(item) for item in self.data.get("invocations", [])]
         replaced = {item.id for item in extra}
@@ -96,11 +107,12 @@ class RuleCase:
 
 def rule_cases() -> list[RuleCase]:
     cases = []
-    for path in sorted(CASES_DIR.glob("*.yaml")):
+    # cases/<rule id>.yaml, plus cases/<topic>/<class>.yaml for one class of input (e.g. entities/versions.yaml)
+    for path in sorted(CASES_DIR.glob("*.yaml")) + sorted(CASES_DIR.glob("*/*.yaml")):
         document = yaml.safe_load(path.read_text("utf-8"))
         if not isinstance(document, dict) or "rule" not in document:
             continue
-        assert path.stem == document["rule"], f"{path.name}: file name must be the rule id"
+        assert path.parent != CASES_DIR or path.stem == document["rule"], f"{path.name}: name must be the rule id"
         for case in document["cases"]:
             cases.append(RuleCase(document["rule"], case["name"], case, document.get("overrides") or {}))
     return cases

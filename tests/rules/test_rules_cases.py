@@ -23,7 +23,7 @@ def test_every_rule_has_a_case_file() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
 def test_rule_case(case: RuleCase) -> None:
-    gatekeeper = Gatekeeper.with_overrides(case.overrides())
+    gatekeeper = Gatekeeper.with_overrides(case.overrides()).with_vocabulary(case.vocabulary())
     spec = next(spec for spec in gatekeeper.rules if spec.id == case.rule)
     expect = case.data["expect"]
     parsed = parse_executor_output(executor_output(case.data))
