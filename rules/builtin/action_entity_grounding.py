@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evigate.rules.builtin.entity_grounding import ALL_KINDS, checked
+from evigate.rules.builtin.entity_grounding import checked
 from evigate.rules.gate.actions import iter_user_texts
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import claim_entities
@@ -12,9 +12,11 @@ from evigate.rules.text.entities import EntityKind
 
 
 class ActionEntityGroundingParams(RuleParams):
-    fields: list[str] = Field(default_factory=lambda: ["recommended_actions", "missing_info"], min_length=1)
-    entity_kinds: list[EntityKind] = Field(default_factory=lambda: list(ALL_KINDS))
-    min_bare_number_digits: int = Field(default=2, ge=1, description="bare numbers with fewer digits are ignored")
+    """Values come from rules/metadata/action.entity_grounding.yaml, the one source of every default."""
+
+    fields: list[str] = Field(min_length=1)
+    entity_kinds: list[EntityKind]
+    min_bare_number_digits: int = Field(ge=1, description="bare numbers with fewer digits are ignored")
 
 
 class ActionEntityGrounding(Rule):

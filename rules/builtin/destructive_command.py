@@ -10,15 +10,17 @@ from pydantic import Field
 
 from evigate.rules.gate.actions import cited_knowledge, iter_user_texts
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.text.instructions import DESTRUCTIVE_COMMANDS, QUOTE_MARKERS, matches
+from evigate.rules.text.instructions import matches
 from evigate.rules.text.normalize import compact, fold
 
 
 class DestructiveCommandParams(RuleParams):
-    fields: list[str] = Field(default_factory=lambda: ["recommended_actions", "missing_info"], min_length=1)
-    commands: list[str] = Field(default_factory=lambda: list(DESTRUCTIVE_COMMANDS), min_length=1)
-    quote_markers: list[str] = Field(default_factory=lambda: list(QUOTE_MARKERS))
-    knowledge_tools: list[str] = Field(default_factory=lambda: ["lookup_knowledge"])
+    """Values come from rules/metadata/action.destructive_command.yaml, the one source of every default."""
+
+    fields: list[str] = Field(min_length=1)
+    commands: list[str] = Field(min_length=1)
+    quote_markers: list[str]
+    knowledge_tools: list[str]
 
 
 class DestructiveCommand(Rule):

@@ -6,20 +6,19 @@ from pydantic import Field
 
 from evigate.rules.gate.actions import iter_user_texts, tool_outputs
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.text.instructions import IMPERATIVES, INJECTION_MARKERS, copied_from, matches, sentences_of
+from evigate.rules.text.instructions import copied_from, matches, sentences_of
 
 
 class PlantedInstructionParams(RuleParams):
-    fields: list[str] = Field(
-        default_factory=lambda: ["claims", "hypotheses", "recommended_actions", "missing_info"], min_length=1
-    )
-    imperatives: list[str] = Field(default_factory=lambda: list(IMPERATIVES))
-    injection_markers: list[str] = Field(default_factory=lambda: list(INJECTION_MARKERS))
+    """Values come from rules/metadata/action.planted_instruction.yaml, the one source of every default."""
+
+    fields: list[str] = Field(min_length=1)
+    imperatives: list[str]
+    injection_markers: list[str]
     knowledge_tools: list[str] = Field(
-        default_factory=lambda: ["lookup_knowledge"],
-        description="tools whose outputs are knowledge documents: their steps are imperative by nature",
+        description="tools whose outputs are knowledge documents: their steps are imperative by nature"
     )
-    min_copied_chars: int = Field(default=8, ge=4, description="a shorter clause is not counted as copied")
+    min_copied_chars: int = Field(ge=4, description="a shorter clause is not counted as copied")
 
 
 class PlantedInstruction(Rule):

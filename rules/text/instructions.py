@@ -12,40 +12,19 @@ from functools import lru_cache
 
 from evigate.rules.text.normalize import compact, fold
 
-IMPERATIVES: tuple[str, ...] = (
-    r"请(?:立即|马上|尽快|立刻|务必)?(?:执行|运行|操作|删除|重启|清空|关闭|停止|忽略|回复|输出|转发|发送|调用)",
-    r"(?:立即|马上|立刻|务必|必须)(?:执行|运行|删除|重启|清空|关闭|停止|处理)", r"执行以下", r"运行以下",
-    r"(?<![a-z])(?:please\s+)?(?:immediately|now)\s+(?:run|execute|delete|restart|drop)",
-    r"(?<![a-z])(?:you|operators?)\s+(?:must|should)\s+(?:run|execute|delete|restart|drop|ignore)",
-    r"^\s*(?:please\s+)?(?:run|execute|delete|drop|restart|ignore|disregard)\s", r"(?<![a-z])please\s+(?:run|execute)",
-)
-"""Patterns that make a sentence an instruction to act (matched on case-folded text)."""
+# The pattern lists (imperatives, injection markers, destructive commands, quote markers) live in one place: the
+# shipped metadata of the action.* rules (rules/metadata/). Code outside the Gatekeeper that needs one of them reads
+# it from there, so a list cannot drift between a rule and the composer side.
 
-INJECTION_MARKERS: tuple[str, ...] = (
-    r"忽略(?:之前|以上|上述|先前|前面)(?:的)?(?:所有|全部)?(?:指令|指示|规则|要求|提示)", r"无视(?:之前|以上|上述)",
-    r"不要(?:告诉|通知|让)用户", r"你现在是", r"系统提示词", r"system\s+prompt",
-    r"(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier)\s+"
-    r"(?:instructions?|rules?|prompts?)",
-    r"you\s+are\s+now\s+", r"do\s+not\s+tell\s+the\s+user", r"new\s+instructions?\s*:",
-)
-"""Phrases with which planted text addresses the model rather than the reader: never legitimate in an answer."""
 
-DESTRUCTIVE_COMMANDS: tuple[str, ...] = (
-    r"(?<![a-z])kubectl\s+(?:delete|drain|cordon)", r"(?<![a-z])(?:delete|drop|truncate|purge|wipe|destroy)(?![a-z])",
-    r"(?<![a-z])rm\s+-[a-z]*(?:rf|fr)", r"(?<![a-z])scale\b[^。\n]{0,40}?(?:to\s+0|--replicas[= ]0)(?![0-9])",
-    r"replicas\s*[=:]\s*0(?![0-9])", r"restart\s+(?:all|every)", r"(?<![a-z])(?:reboot|shutdown|poweroff)(?![a-z])",
-    r"kill\s+-9", r"(?<![a-z])(?:flushall|flushdb)(?![a-z])", r"(?<![a-z])mkfs", r"dd\s+if=",
-    r"删除", r"删掉", r"清空", r"清除(?:全部|所有)", r"销毁", r"格式化", r"(?:重启|停止|下线)(?:所有|全部)",
-    r"(?:全部|所有)[^，。]{0,10}?(?:重启|停止|下线)", r"缩容?(?:到|至)\s*0(?![0-9])",
-    r"副本数?(?:设为|改为|调为)\s*0(?![0-9])",
-)
-"""Commands that destroy data or take capacity away (case-folded regexes)."""
+@lru_cache(maxsize=1)
+def shipped_injection_markers() -> tuple[str, ...]:
+    """The injection markers of the shipped `action.planted_instruction` metadata (read once)."""
+    from evigate.rules.gate.config import load_builtin_specs
 
-QUOTE_MARKERS: tuple[str, ...] = (
-    "知识库", "运维手册", "手册", "runbook", "引自", "摘自", "根据文档", "文档建议", "according to the runbook",
-    "per the runbook", "the runbook says", "knowledge base",
-)
-"""Words by which an action says it quotes a knowledge document rather than proposing the step itself."""
+    params = load_builtin_specs()["action.planted_instruction"].params
+    return tuple(params.injection_markers)  # type: ignore[attr-defined]
+
 
 _SENTENCES = re.compile(r"[^。！？!?\n；;]+[。！？!?；;]?")
 
@@ -72,9 +51,9 @@ def matches(text: str, patterns: Sequence[str]) -> list[str]:
     return found
 
 
-def addresses_model(text: str, markers: Sequence[str] = INJECTION_MARKERS) -> bool:
+def addresses_model(text: str, markers: Sequence[str] | None = None) -> bool:
     """Whether a text speaks to the model ("忽略之前的所有指令", "ignore previous instructions"): never for a user."""
-    return bool(text) and bool(matches(text, markers))
+    return bool(text) and bool(matches(text, shipped_injection_markers() if markers is None else markers))
 
 
 def sentences_of(text: str) -> list[str]:

@@ -237,7 +237,11 @@ def restated_by(
     if not showing:
         return []
     # Every entity of the whole text (the attribution too: "pay-gateway 日志显示 …") must be in what was returned.
+    # The cited tool's own name ("query_order 返回：…") attributes the text; it is not a value the output must hold.
+    tool_names = {fold(view.tool_name) for view in views}
     for entity in extract_entities(text):
+        if fold(entity.text) in tool_names:
+            continue
         if not any(entity_occurs(entity, part) for view in views for part in _returned_texts(view)):
             return []
     return showing
