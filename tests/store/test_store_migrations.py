@@ -38,7 +38,8 @@ def test_reopening_an_up_to_date_database_changes_nothing(db_path: Path) -> None
     with AuditStore(db_path) as second:
         assert _versions(second) == before
         assert second.session(session_id)["query"] == "q"
-        assert migrate(second._connection, second.path) == []
+        with second.cursor() as cursor:
+            assert migrate(cursor, second.path) == []
 
 
 def test_a_database_from_a_newer_version_is_refused_clearly(db_path: Path) -> None:

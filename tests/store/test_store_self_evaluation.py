@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from evigate.errors import AuditValueError, EvigateError
 from evigate.signatures import SELF_EVALUATION_SLOTS, RuleEvaluation
 from evigate.store import AuditStore
+from evigate.store.codec import clean_value
 
 RULE, VERIFIER = SELF_EVALUATION_SLOTS
 
@@ -57,25 +58,18 @@ def test_a_value_that_is_not_a_json_object_is_refused(store: AuditStore, value: 
     assert store.session(session_id)["self_evaluation"] == {RULE: {"kept": True}}
 
 
-class _RecordingCursor:
-    """Wraps a DuckDB cursor and logs every statement, to see what a store call really sends."""
-
-    def __init__(self, inner: Any, log: list[str]) -> None:
-        self._inner, self._log = inner, log
-
-    def execute(self, statement: str, params: Any = None) -> Any:
-        self._log.append(statement)
-        return self._inner.execute(statement, params)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
 def test_a_merge_is_one_update_statement_with_no_read_in_python(store: AuditStore, monkeypatch) -> None:
     session_id = store.start_session("q")
     statements: list[str] = []
-    real_cursor = store.cursor
-    monkeypatch.setattr(store, "cursor", lambda: _RecordingCursor(real_cursor(), statements))
+    backend = store._backend
+    for method in ("read", "write"):
+        real = getattr(backend, method)
+
+        def logged(statement: str, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            statements.append(statement)
+            return _real(statement, *args, **kwargs)
+
+        monkeypatch.setattr(backend, method, logged)
     store.merge_self_evaluation(session_id, VERIFIER, {"verdict": "REJECT"})
     assert len(statements) == 1
     assert statements[0].lstrip().upper().startswith("UPDATE DIAGNOSIS_SESSION")
@@ -154,7 +148,7 @@ def test_the_container_equals_the_last_write_per_slot(shared_store: AuditStore, 
     model: dict[str, dict] = {}
     for slot, value in writes:
         shared_store.merge_self_evaluation(session_id, slot, value)
-        model[slot] = value
+        model[slot] = clean_value(value)  # what no backend can hold (NUL, lone surrogates) is stored as U+FFFD
     stored = shared_store.session(session_id)["self_evaluation"]
     assert stored == model
     # == treats True == 1 == 1.0; the JSON text tells them apart
