@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evigate.errors import StoreError
 from evigate.modules.audit import RoundState, record_step
 from evigate.modules.calls import call_agent
 from evigate.modules.planner import Planner
@@ -31,6 +32,11 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         retry_context=retry,
         toolbox=toolbox,
     )
+    # An audit that cannot be written is no executor failure: surface it as what it is (the session fails).
+    if toolbox.store_failures:
+        raise toolbox.store_failures[0]
+    if isinstance(call.exception, StoreError):
+        raise call.exception
     raw_output = str(getattr(call.prediction, "raw_output", "") or "") if call.ok else ""
     if not call.ok:
         notes.append(f"executor unavailable: {call.error}")

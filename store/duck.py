@@ -88,12 +88,17 @@ class DuckDBBackend:
 
     dialect = sql
 
-    def __init__(self, path: Path, *, read_only: bool, lock_wait_seconds: float = LOCK_WAIT_SECONDS) -> None:
+    def __init__(
+        self, path: Path, *, read_only: bool, lock_wait_seconds: float = LOCK_WAIT_SECONDS, audit: bool = True
+    ) -> None:
+        """``audit=False``: a database for other tables only (the demo world beside a PostgreSQL audit)."""
         self.path, self.read_only, self.lock_wait_seconds = path, read_only, lock_wait_seconds
         self.location = str(path)
         self._memory: duckdb.DuckDBPyConnection | None = None
         if str(path) == IN_MEMORY:
             self._memory = open_connection(path, read_only=False)
+        if not audit:
+            return
         with self.connection() as connection:
             try:
                 if read_only:

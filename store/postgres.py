@@ -146,7 +146,7 @@ class PostgresBackend:
     def cursor(self) -> LeasedCursor:
         with self._world_lock:
             if self._world is None:
-                self._world = DuckDBBackend(Path(":memory:"), read_only=False)
+                self._world = DuckDBBackend(Path(":memory:"), read_only=False, audit=False)
         return self._world.cursor()
 
     # -- statements --------------------------------------------------------------------------------------------
