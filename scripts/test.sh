@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install evigate with its test dependencies into ./.venv and run the whole test suite:
-#   1. lint (ruff), 2. the fast offline suite, 3. the slow suite (real local model, headless browser) on a budget.
+#   1. lint (ruff), 2. the fast offline suite, 3. the slow suite (real local model, headless browser, real servers)
+#   on a budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,12 +16,19 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
     || echo "chromium could not be installed: the browser test will skip"
 fi
 
+# The audit-store tests run against a real PostgreSQL 15 started from Debian's binaries (no service is enabled).
+if [ ! -x /usr/lib/postgresql/15/bin/initdb ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null) \
+    || echo "postgresql-15 could not be installed: the PostgreSQL tests will skip"
+fi
+
 .venv/bin/ruff check .
 
 # pytest exits 5 when a selection is empty; that is not a failure of the suite.
 run_pytest() { .venv/bin/pytest "$@" || { code=$?; [ "$code" -eq 5 ] || return "$code"; }; }
 
-run_pytest -q -m "not local_model and not browser"
-# Slow tests: the real local model end to end and the MLflow UI in Chromium, with a hard time budget.
-timeout --signal=INT 2700 .venv/bin/pytest -q -m "local_model or browser" \
+run_pytest -q -m "not local_model and not browser and not servers"
+# Slow tests: the real local model end to end, the MLflow UI in Chromium and real servers (PostgreSQL), with a hard
+# time budget.
+timeout --signal=INT 2700 .venv/bin/pytest -q -m "local_model or browser or servers" \
   || { code=$?; [ "$code" -eq 5 ] || exit "$code"; }
