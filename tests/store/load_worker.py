@@ -1,14 +1,17 @@
-"""One evigate worker of the store load tests: ``python -m tests.store.load_worker LOCATION WORKER SESSIONS [SLEEP]``.
+"""One evigate worker of the store tests: ``python -m tests.store.load_worker LOCATION WORKER SESSIONS [RELEASE]``.
 
 Runs SESSIONS diagnoses with scripted agents (no model) against the audit store at LOCATION, one after the other,
 and prints one JSON line per finished session: its id and the tag its query and tool arguments carry, so the
-test can check that every invocation landed under the session that made it.
+test can check that every invocation landed under the session that made it. With RELEASE (a file path), each
+session's Executor waits after its tool calls until that file exists, as a slow model would keep a session open.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import dspy
@@ -48,11 +51,26 @@ def one_claim(results: list[Any], _round: int) -> str:
     return v2(claim("claim-1", results[0]))
 
 
-def main(location: str, worker: int, sessions: int, sleep_s: float = 0.0) -> None:
+class WaitingExecutor(ScriptedExecutor):
+    """Runs its tool calls, then waits (at most 300 s) until ``release`` exists before writing its answer."""
+
+    def __init__(self, release: Path) -> None:
+        super().__init__(one_claim)
+        self.release = release
+
+    def forward(self, query: str, plan: Plan, retry_context: RetryContext | None = None, toolbox: Any = None):
+        results = [toolbox.call(step.tool, **step.args) for step in plan.steps]
+        deadline = time.monotonic() + 300
+        while not self.release.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return dspy.Prediction(raw_output=one_claim(results, 1))
+
+
+def main(location: str, worker: int, sessions: int, release: str | None = None) -> None:
     program = DiagnosisProgram.from_settings(
         database=location,
         planner=TaggedPlanner(),
-        executor=ScriptedExecutor(one_claim, sleep_s=sleep_s),
+        executor=WaitingExecutor(Path(release)) if release else ScriptedExecutor(one_claim),
         verifier=ScriptedVerifier({"claim-1": "supported"}),
         composer=ScriptedComposer(),
     )
@@ -64,4 +82,4 @@ def main(location: str, worker: int, sessions: int, sleep_s: float = 0.0) -> Non
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]) if len(sys.argv) > 4 else 0.0)
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None)
