@@ -80,7 +80,8 @@ class LeasedCursor:
             release()
 
     def __del__(self) -> None:  # a cursor its user forgot must not keep the file locked for other processes
-        self.close()
+        with contextlib.suppress(Exception):  # at interpreter shutdown the module's globals may be gone already
+            self.close()
 
 
 class DuckDBBackend:

@@ -13,6 +13,7 @@ the store (built deterministically on first use, identical in every worker), rea
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -85,6 +86,7 @@ class PostgresBackend:
         self.location = redact_url(url)
         self.path = Path(self.location)
         self._idle: list[Any] = []
+        self._pid = os.getpid()
         self._pool_lock = threading.Lock()
         self._closed = False
         self._world: DuckDBBackend | None = None
@@ -110,6 +112,9 @@ class PostgresBackend:
         with self._pool_lock:
             if self._closed:
                 raise StoreError(f"audit store {self.location} is closed")
+            if self._pid != os.getpid():
+                # Connections inherited over fork belong to the parent: closing them would end its sessions.
+                self._idle, self._pid = [], os.getpid()
             while self._idle:
                 connection = self._idle.pop()
                 if not connection.closed and not connection.broken:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import socket
 import threading
+from typing import Any
 
 import pytest
 
@@ -117,3 +119,24 @@ def test_the_demo_world_lives_in_a_private_duckdb_beside_the_audit(pg_server: Pg
             assert cursor.execute("SELECT count(*) FROM world_orders").fetchone()[0] == counts["world_orders"]
             tables = {row[0] for row in cursor.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         assert "diagnosis_session" not in tables  # the audit is in PostgreSQL only
+
+
+def _write_in_child(store: AuditStore, queue: Any) -> None:
+    queue.put(store.start_session("from the forked child"))
+
+
+@pytest.mark.servers
+def test_a_forked_worker_opens_its_own_connections_and_leaves_the_parents_alone(pg_server: PgServer) -> None:
+    with AuditStore(pg_server.fresh_schema_url()) as store:
+        first = store.start_session("parent before fork")  # leaves an idle pooled connection behind
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_write_in_child, args=(store, queue))
+        child.start()
+        child_session = queue.get(timeout=60)
+        child.join(timeout=60)
+        assert child.exitcode == 0
+        second = store.start_session("parent after fork")  # the parent's pooled connection still works
+        assert [store.session(s)["query"] for s in (first, child_session, second)] == [
+            "parent before fork", "from the forked child", "parent after fork",
+        ]  # fmt: skip
