@@ -38,6 +38,15 @@ LINGER_SECONDS = 0.25
 """How long an idle file stays open after its last lease: opening a DuckDB file costs ~40-70 ms on 2 busy cores,
 so the bursts of writes a round makes share one opening, and the file is free again a quarter second later."""
 
+MAX_HOLD_SECONDS = 1.0
+"""A file open this long is closed at its next idle moment instead of lingering, and this process then lets
+:data:`COURTESY_SECONDS` pass before opening it again: a busy worker cannot starve the others (file locks do not
+queue), and it loses at most ~15% of its time to them."""
+
+COURTESY_SECONDS = 0.15
+
+_RETRY_CAP_SECONDS = 0.05  # below COURTESY_SECONDS, so a waiting process tries again within every courtesy gap
+
 
 @dataclass
 class _OpenFile:
@@ -48,10 +57,12 @@ class _OpenFile:
     users: int
     pid: int
     idle_since: float = 0.0
+    opened_at: float = 0.0
 
 
 _FILES: dict[Path, _OpenFile] = {}
 _FILES_CHANGED = threading.Condition()
+_COURTESY_UNTIL: dict[Path, float] = {}  # no reopening before then: another process's turn
 
 
 class LeasedCursor:
@@ -151,12 +162,15 @@ class DuckDBBackend:
                 _FILES_CHANGED.notify_all()
             raise
         with _FILES_CHANGED:
-            entry.connection, entry.users = connection, 1
+            entry.connection, entry.users, entry.opened_at = connection, 1, time.monotonic()
             _FILES_CHANGED.notify_all()
         return connection
 
     def _open(self, deadline: float) -> duckdb.DuckDBPyConnection:
         """Open the file, retrying while another process holds it, until ``deadline``."""
+        courtesy = _COURTESY_UNTIL.pop(self.path, 0.0) - time.monotonic()
+        if courtesy > 0:
+            time.sleep(courtesy)
         attempt = 0
         while True:
             try:
@@ -165,7 +179,7 @@ class DuckDBBackend:
                 if time.monotonic() >= deadline:
                     raise self._locked(f"waited {self.lock_wait_seconds:g}s") from exc
             attempt += 1
-            time.sleep(min(0.2, 0.002 * 2 ** min(attempt, 7)) * random.uniform(0.5, 1.0))
+            time.sleep(min(_RETRY_CAP_SECONDS, 0.002 * 2 ** min(attempt, 5)) * random.uniform(0.5, 1.0))
 
     def _release(self) -> None:
         with _FILES_CHANGED:
@@ -177,6 +191,11 @@ class DuckDBBackend:
                 return
             entry.idle_since = time.monotonic()
             _FILES_CHANGED.notify_all()
+            held_too_long = entry.idle_since - entry.opened_at >= MAX_HOLD_SECONDS
+        if held_too_long:
+            _close_if_idle(self.path, entry, 0.0)
+            _COURTESY_UNTIL[self.path] = time.monotonic() + COURTESY_SECONDS
+            return
         closer = threading.Timer(LINGER_SECONDS, _close_if_idle, args=(self.path, entry, LINGER_SECONDS))
         closer.daemon = True
         closer.start()

@@ -1,6 +1,6 @@
 """Several worker processes on one audit database: every session complete, nothing lost, nothing mixed.
 
-PostgreSQL: 4 processes × 25 sessions (issue 12). DuckDB: 2 processes × 5 sessions on one file, which works
+PostgreSQL: 4 processes × 25 sessions (issue 12). DuckDB: 4 processes × 5 sessions on one file, which works
 because each process holds the file only while it writes and waits, bounded, while another one does.
 """
 
@@ -73,8 +73,8 @@ def test_four_workers_times_25_sessions_on_one_postgresql(pg_server: PgServer) -
 
 
 @pytest.mark.servers
-def test_two_workers_on_one_duckdb_file_wait_for_each_other(private_world: Path) -> None:
-    reported, elapsed = run_workers(str(private_world), workers=2, sessions=5)
+def test_four_workers_on_one_duckdb_file_take_turns(private_world: Path) -> None:
+    reported, elapsed = run_workers(str(private_world), workers=4, sessions=5)
     with AuditStore(private_world, read_only=True) as store:
-        check_every_session(store, reported, expected=10)
-    print(f"\n2 workers x 5 sessions on one DuckDB file: {elapsed:.1f}s")
+        check_every_session(store, reported, expected=20)
+    print(f"\n4 workers x 5 sessions on one DuckDB file: {elapsed:.1f}s")
