@@ -33,8 +33,9 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         toolbox=toolbox,
     )
     # An audit that cannot be written is no executor failure: surface it as what it is (the session fails).
-    if toolbox.store_failures:
-        raise toolbox.store_failures[0]
+    store_failures = getattr(toolbox, "store_failures", None)  # a custom toolbox may not keep them
+    if store_failures:
+        raise store_failures[0]
     if isinstance(call.exception, StoreError):
         raise call.exception
     raw_output = str(getattr(call.prediction, "raw_output", "") or "") if call.ok else ""

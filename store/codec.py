@@ -16,6 +16,18 @@ REPLACEMENT_CHARACTER = "\ufffd"
 """What the store writes in place of text no database can hold (the visible record that the text was cleaned)."""
 
 _UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_surrogates(value: Any) -> bool:
+    """Whether any string inside ``value`` (dict keys too) holds a surrogate code point: text that is not Unicode."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, Mapping):
+        return any(has_surrogates(key) or has_surrogates(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return any(has_surrogates(item) for item in value)
+    return False
 
 
 def clean_text(text: str) -> str:

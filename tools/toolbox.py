@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from evigate.errors import AuditValueError, StoreError, ToolError
 from evigate.signatures import ToolInvocation
-from evigate.store.codec import REPLACEMENT_CHARACTER, clean_value
+from evigate.store.codec import REPLACEMENT_CHARACTER, clean_value, has_surrogates
 from evigate.tools.base import Tool, ToolOutput, ToolRegistry, default_registry
 from evigate.tools.source import DataSource
 
@@ -88,9 +88,11 @@ def cap_output(text: str, limit: int) -> str:
 
 
 def _unencodable_fields(args: dict[str, Any]) -> list[str]:
-    """Names of the arguments whose text (at any depth) the store would have to clean."""
-    return [str(key) for key, value in args.items() if clean_value(json_safe(value)) != json_safe(value)
-            or clean_value(str(key)) != str(key)]
+    """Names of the arguments holding text that is not Unicode (lone surrogates), at any depth.
+
+    A NUL is valid text: the tool runs on it, and only the audit shows U+FFFD in its place (no database holds NUL).
+    """
+    return [str(key) for key, value in args.items() if has_surrogates(str(key)) or has_surrogates(json_safe(value))]
 
 
 def record_text(text: str, record: ToolInvocation) -> str:

@@ -175,3 +175,10 @@ def test_a_store_that_cannot_record_gives_a_failed_result_and_keeps_the_error(tm
     assert "could not record" in result.error and "tool_invocation" in result.error
     [failure] = toolbox.store_failures
     assert isinstance(failure, StoreError)
+
+
+def test_a_nul_in_an_argument_is_valid_text_the_tool_runs_and_the_audit_shows_it_replaced(toolbox: Toolbox) -> None:
+    result = toolbox.call("query_logs", keyword="ERR_TIMEOUT\x00", limit=1)
+    assert result.success
+    [recorded] = toolbox.invocations()
+    assert recorded.input == {"keyword": "ERR_TIMEOUT\ufffd", "limit": 1}
