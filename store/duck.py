@@ -236,9 +236,15 @@ def _close_if_idle(path: Path, entry: _OpenFile | None, idle_for: float) -> None
         if entry is None or _FILES.get(path) is not entry or entry.users > 0 or entry.pid != os.getpid():
             return
         if entry.connection is None or time.monotonic() - entry.idle_since < idle_for * 0.99:
-            return  # reused and released again since: that release scheduled its own closer
-        del _FILES[path]
-        connection = entry.connection
-        _FILES_CHANGED.notify_all()
-    with contextlib.suppress(duckdb.Error):
-        connection.close()
+            return  # being closed already, or reused and released again since (that release scheduled its closer)
+        # Stay registered, with no connection, until DuckDB has really let go of the file: an opening in this
+        # process meanwhile would otherwise meet the closing instance ("different configuration").
+        connection, entry.connection = entry.connection, None
+    try:
+        with contextlib.suppress(duckdb.Error):
+            connection.close()
+    finally:
+        with _FILES_CHANGED:
+            if _FILES.get(path) is entry:
+                del _FILES[path]
+            _FILES_CHANGED.notify_all()
