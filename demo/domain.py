@@ -1,8 +1,8 @@
 """The demo world as a Domain: the default when no `domain:` is configured.
 
 Its tools are Python classes over the `world_*` DuckDB tables, which are built on first use: in the audit DuckDB
-file, or, when the audit store is a PostgreSQL URL, in a DuckDB file of their own (`data_path`, default
-./evigate-world.duckdb).
+file, or, when the audit store is a PostgreSQL URL, in the store's private in-memory DuckDB of each worker process
+(several workers never contend for a world file), or in a DuckDB file of their own when `data_path` is set.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ from evigate.domain.skills import load_skills as load_skill_dir
 from evigate.tools.base import ToolRegistry
 from evigate.tools.clock import GetCurrentDatetime
 from evigate.tools.source import CursorProvider, DataSource
-
-WORLD_FILE_FOR_SERVER_STORES = "evigate-world.duckdb"
 
 
 def knowledge_dir() -> Path:
@@ -101,13 +99,11 @@ class DemoDomain(Domain):
     """The demo payment platform (2026-11-28, seven incidents); tools over DuckDB tables it builds itself."""
 
     data_path: str | None = None
-    """Where the world's tables live: None → the audit DuckDB file (or ./evigate-world.duckdb for a server store)."""
+    """Where the world's tables live: None → the audit store's DuckDB (its file, or a server store's in-memory one)."""
 
     def world_store(self, store: CursorProvider, database: str | None) -> CursorProvider:
         if self.data_path:
             return _world_file(str(Path(self.data_path).resolve()))
-        if database and "://" in database:
-            return _world_file(str(Path(WORLD_FILE_FOR_SERVER_STORES).resolve()))
         return store
 
     def build_registry(self) -> ToolRegistry:

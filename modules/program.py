@@ -8,7 +8,6 @@ Composer output inside fixed templates, or the deterministic renderer — never 
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from evigate.modules.executor import Executor, step_key
 from evigate.modules.judgement import guard_composer_output
 from evigate.modules.planner import Planner
 from evigate.modules.rounds import run_round
+from evigate.modules.rule_writer import RULE_EVALUATION_WAIT_SECONDS, RuleEvaluationWriter
 from evigate.modules.saved_state import load_agent_state, sha256_of, write_manifest
 from evigate.modules.verifier import Verifier
 from evigate.rules import (
@@ -45,6 +45,8 @@ MAX_ROUNDS = 2
 
 class DiagnosisProgram(dspy.Module):
     """The whole pipeline. Agents are injected; any ``dspy.Module`` honouring the stage contracts can stand in."""
+
+    rule_evaluation_wait_seconds: float = RULE_EVALUATION_WAIT_SECONDS
 
     def __init__(
         self,
@@ -213,8 +215,8 @@ class DiagnosisProgram(dspy.Module):
         return [step_key(inv.tool_name, inv.input) for inv in self.store.invocations(session_id) if inv.success]
 
     def _finish(self, session_id: str, query: str, state: RoundState, history: list[RoundRecord]) -> DiagnosisResult:
-        rule_writer = threading.Thread(target=self._write_rule_evaluation, args=(session_id, state), daemon=True)
-        rule_writer.start()  # V1: the rule score is a second, independent writer of self_evaluation
+        # V1: the rule score is a second, independent writer of self_evaluation; its failure is recorded, not lost.
+        rule_writer = RuleEvaluationWriter(lambda: self._write_rule_evaluation(session_id, state))
         decision, locale = state.decision, self.settings.locale
         output_type = OUTPUT_TYPE_OF_VERDICT[decision.verdict]
         composer_input = build_composer_input(
@@ -240,7 +242,7 @@ class DiagnosisProgram(dspy.Module):
             output_type=output_type,
             degraded_reason=degraded_reason,
         )
-        rule_writer.join(timeout=30)
+        rule_writer.settle(self.store, session_id, state.round, self.rule_evaluation_wait_seconds)
         self.store.finish_session(
             session_id,
             output_type=output_type,

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evigate.errors import StoreError
 from evigate.modules.audit import RoundFlag, RoundState, record_step
 from evigate.modules.calls import call_agent
 from evigate.modules.judgement import judge, verifier_output_or_none
@@ -62,6 +63,12 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         retry_context=retry,
         toolbox=toolbox,
     )
+    # An audit that cannot be written is no executor failure: surface it as what it is (the session fails).
+    store_failures = getattr(toolbox, "store_failures", None)  # a custom toolbox may not keep them
+    if store_failures:
+        raise store_failures[0]
+    if isinstance(call.exception, StoreError):
+        raise call.exception
     raw_output = str(getattr(call.prediction, "raw_output", "") or "") if call.ok else ""
     if not call.ok:
         notes.append(f"executor unavailable: {call.error}")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install evigate with its test dependencies into ./.venv and run the whole test suite:
-#   1. lint (ruff), 2. the fast offline suite, 3. the slow suite (real local model, headless browser) on a budget.
+#   1. lint (ruff), 2. the fast offline suite, 3. the slow suite (real local model, headless browser, real servers)
+#   on a budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -11,7 +11,7 @@ The schema is versioned (``migrations/NNNN_*.sql``, recorded in ``schema_version
 Other tables of the same file (the demo world) are created through :meth:`AuditStore.cursor`.
 """
 
-from evigate.store.audit import THOUGHT_CHARS, AuditStore
+from evigate.store.audit import SESSION_STATUSES, THOUGHT_CHARS, AuditStore
 from evigate.store.preview import TRUNCATION_MARKER, make_preview, split_preview
 
-__all__ = ["THOUGHT_CHARS", "TRUNCATION_MARKER", "AuditStore", "make_preview", "split_preview"]
+__all__ = ["SESSION_STATUSES", "THOUGHT_CHARS", "TRUNCATION_MARKER", "AuditStore", "make_preview", "split_preview"]

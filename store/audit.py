@@ -1,10 +1,13 @@
-"""`AuditStore`: the DuckDB audit trail of diagnosis sessions, tool invocations and agent steps.
+"""`AuditStore`: the audit trail of diagnosis sessions, tool invocations and agent steps, on DuckDB or PostgreSQL.
 
-Threading: one DuckDB connection per store, and every call runs on a fresh cursor of it, so any number of
-threads may share one store. DuckDB lets one *process* write a file at a time, and stores opened on the same
-file inside one process share one database instance — so one store per file per process is all a program
-needs (open it once, pass it around). Other tables (the demo world's ``world_*``) live in the same file and
-are reached through :meth:`AuditStore.cursor`.
+``AuditStore("evigate.duckdb")`` (the embedded default) or ``AuditStore("postgresql://user@host/db")`` (a team's
+database shared by several workers): the same API, the same migrations, the same results. Any number of threads
+may share one store. A DuckDB file is held only while a statement runs (see :mod:`evigate.store.duck`), so other
+processes read and write it between one's writes. Other tables (the demo world's ``world_*``) are reached through
+:meth:`AuditStore.cursor`: in the DuckDB file itself, or in a private in-memory DuckDB beside a PostgreSQL store.
+
+Text is cleaned at this boundary (:func:`evigate.store.codec.clean_text`): what no backend can hold — lone
+surrogates, NUL — is stored as U+FFFD, on both backends alike, instead of failing the write.
 """
 
 from __future__ import annotations
@@ -13,23 +16,25 @@ import contextlib
 import os
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-import duckdb
 from pydantic import BaseModel
 
 from evigate.errors import AuditValueError, InvocationNotFoundError, SessionNotFoundError, StoreError
 from evigate.signatures import SELF_EVALUATION_SLOTS, ToolInvocation
-from evigate.store import sql
-from evigate.store.codec import from_json_text, require_finite, to_json_text
-from evigate.store.connection import normalise_path, open_connection, translate_error
-from evigate.store.execution import run_read, run_write
-from evigate.store.migrate import migrate, require_current
+from evigate.store.codec import clean_text, clean_value, from_json_text, require_finite, to_json_text
+from evigate.store.connection import normalise_path
+from evigate.store.duck import LOCK_WAIT_SECONDS, DuckDBBackend, LeasedCursor
+from evigate.store.postgres import PostgresBackend, is_postgres_url, redact_secrets
 from evigate.store.preview import make_preview
+
+SESSION_STATUSES = ("running", "finished", "failed", "interrupted")
+"""Every ``diagnosis_session.status``: ``running`` until :meth:`AuditStore.finish_session` sets one of the others
+(``interrupted``: the process was stopped — Ctrl-C, a server shutdown — before the session could finish)."""
 
 THOUGHT_CHARS = 1000
 """``agent_step.thought`` is concise by design (V1 "Observability adjustment"); longer text is cut and marked."""
@@ -48,59 +53,73 @@ _INVOCATION_JSON_COLUMNS = {"input": dict, "retrieval_details": _none}
 
 
 class AuditStore:
-    """The audit tables of one DuckDB file, created and migrated on open.
+    """The audit tables of one DuckDB file or PostgreSQL database, created and migrated on open.
 
-    ``path`` may be ``":memory:"`` for a private in-memory database. ``read_only=True`` opens an existing,
-    already migrated file without writing anything (several processes may read one file at once).
+    ``location`` is a DuckDB file path, ``":memory:"`` for a private in-memory database, or a
+    ``postgresql://`` URL (credentials from the URL or libpq's ``PG*`` environment). ``read_only=True`` opens an
+    existing, already migrated database without writing anything. ``lock_wait_seconds``: how long a DuckDB
+    statement waits for a file another process holds before raising :class:`DatabaseLockedError`.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = "evigate.duckdb", *, read_only: bool = False) -> None:
-        self._path = normalise_path(path)
+    def __init__(
+        self,
+        location: str | os.PathLike[str] = "evigate.duckdb",
+        *,
+        read_only: bool = False,
+        lock_wait_seconds: float = LOCK_WAIT_SECONDS,
+    ) -> None:
         self._read_only = read_only
-        self._cursor_lock = threading.Lock()
         # Writers of the same session row would otherwise collide in DuckDB's optimistic concurrency control
         # and retry; queueing them here is cheaper. Each write is still one atomic SQL statement.
         self._session_update_lock = threading.Lock()
+        self._state_lock = threading.Lock()
         self._closed = False
-        connection = open_connection(self._path, read_only=read_only)
-        try:
-            if read_only:
-                require_current(connection, self._path)
-            else:
-                migrate(connection, self._path)
-        except duckdb.Error as exc:
-            connection.close()
-            raise translate_error(exc, self._path) from exc
-        except BaseException:
-            connection.close()
-            raise
-        self._connection = connection
+        self._backend: DuckDBBackend | PostgresBackend
+        if isinstance(location, str) and is_postgres_url(location):
+            self._backend = PostgresBackend(location, read_only=read_only)
+        else:
+            self._backend = DuckDBBackend(
+                normalise_path(location), read_only=read_only, lock_wait_seconds=lock_wait_seconds
+            )
+        self._path = self._backend.path
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
     @property
     def path(self) -> Path:
-        """The database file (absolute), or ``Path(":memory:")``."""
+        """The database file (absolute), ``Path(":memory:")``, or for PostgreSQL its URL without the password."""
         return self._path
+
+    @property
+    def location(self) -> str:
+        """Where the audit lives, fit to print: a file path or a URL without its password."""
+        return self._backend.location
+
+    @property
+    def backend(self) -> str:
+        """``"duckdb"`` or ``"postgresql"``."""
+        return "postgresql" if isinstance(self._backend, PostgresBackend) else "duckdb"
 
     @property
     def read_only(self) -> bool:
         """Whether the store was opened read-only."""
         return self._read_only
 
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A fresh cursor on the shared connection, for one thread; close it when done (``with store.cursor()``)."""
-        with self._cursor_lock:
-            if self._closed:
-                raise StoreError(f"audit store {self._path} is closed")
-            return self._connection.cursor()
+    def cursor(self) -> LeasedCursor:
+        """A DuckDB cursor for one thread's unit of work on other tables (the demo world): ``with store.cursor()``.
+
+        For a DuckDB store it holds the file until closed, so keep the block short.
+        """
+        self._require_open()
+        return self._backend.cursor()
 
     def close(self) -> None:
-        """Close the connection (idempotent). Cursors handed out by :meth:`cursor` must be closed by their users."""
-        with self._cursor_lock:
-            if not self._closed:
-                self._closed = True
-                self._connection.close()
+        """Close the store (idempotent). Cursors handed out by :meth:`cursor` must be closed by their users."""
+        with self._state_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._backend.close()
 
     def __enter__(self) -> Self:
         return self
@@ -112,7 +131,7 @@ class AuditStore:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("read-only" if self._read_only else "open")
-        return f"AuditStore({str(self._path)!r}, {state})"
+        return f"AuditStore({self.location!r}, {state})"
 
     # -- sessions ----------------------------------------------------------------------------------------
 
@@ -121,8 +140,9 @@ class AuditStore:
         session_id = uuid.uuid4().hex if session_id is None else session_id
         if not isinstance(session_id, str) or not session_id.strip():
             raise AuditValueError(f"session_id must be a non-empty string, got {session_id!r}")
-        settings_json = None if settings is None else to_json_text(settings, "settings")
-        self._write(sql.INSERT_SESSION, [session_id, query, _utc_now(), settings_json], session_id=session_id)
+        # Credentials never reach the audit: a database URL in the snapshot keeps everything but its password.
+        settings_json = None if settings is None else to_json_text(_redacted(settings), "settings")
+        self._write("INSERT_SESSION", [session_id, query, _utc_now(), settings_json], session_id=session_id)
         return session_id
 
     def finish_session(
@@ -137,12 +157,17 @@ class AuditStore:
         error: str | None = None,
         status: str = "finished",
     ) -> None:
-        """Record a session's outcome and end time; ``self_evaluation`` is left untouched."""
+        """Record a session's outcome and end time; ``self_evaluation`` is left untouched.
+
+        ``status`` is ``finished``, ``failed`` or ``interrupted`` (see :data:`SESSION_STATUSES`).
+        """
+        if status not in SESSION_STATUSES[1:]:
+            raise AuditValueError(f"a session finishes as one of {list(SESSION_STATUSES[1:])}, got {status!r}")
         score = None if groundedness_score is None else require_finite(groundedness_score, "groundedness_score")
         if score is not None and score > 1.0:
             raise AuditValueError(f"groundedness_score must lie in [0, 1], got {groundedness_score!r}")
         params = [status, _utc_now(), output_type, verdict, answer, rounds, score, error, session_id]
-        updated = self._write(sql.FINISH_SESSION, params, session_id=session_id, serialise_session_update=True)
+        updated = self._write("FINISH_SESSION", params, session_id=session_id, serialise_session_update=True)
         if updated[0][0] == 0:
             raise SessionNotFoundError(f"no diagnosis session {session_id!r} in {self._path}")
 
@@ -154,7 +179,7 @@ class AuditStore:
             raise AuditValueError(f"self_evaluation.{slot} must be a JSON object (dict), got {type(value).__name__}")
         value_json = to_json_text(value if isinstance(value, BaseModel) else dict(value), f"self_evaluation.{slot}")
         params = [slot, value_json, session_id]
-        updated = self._write(sql.MERGE_SELF_EVALUATION, params, session_id=session_id, serialise_session_update=True)
+        updated = self._write("MERGE_SELF_EVALUATION", params, session_id=session_id, serialise_session_update=True)
         if updated[0][0] == 0:
             raise SessionNotFoundError(f"no diagnosis session {session_id!r} in {self._path}")
 
@@ -163,7 +188,7 @@ class AuditStore:
 
         Timestamps (``created_at``, ``finished_at``) are naive datetimes in UTC.
         """
-        records = self._read(sql.SELECT_SESSION, [session_id], _SESSION_JSON_COLUMNS)
+        records = self._read("SELECT_SESSION", [session_id], _SESSION_JSON_COLUMNS)
         if not records:
             raise SessionNotFoundError(f"no diagnosis session {session_id!r} in {self._path}")
         return records[0]
@@ -172,7 +197,7 @@ class AuditStore:
         """The ``limit`` newest sessions, newest first, without ``self_evaluation``."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise AuditValueError(f"limit must be an int >= 0, got {limit!r}")
-        return self._read(sql.SELECT_SESSIONS, [limit], _SESSION_JSON_COLUMNS)
+        return self._read("SELECT_SESSIONS", [limit], _SESSION_JSON_COLUMNS)
 
     # -- tool invocations --------------------------------------------------------------------------------
 
@@ -200,6 +225,8 @@ class AuditStore:
         if not isinstance(output, str):
             raise AuditValueError(f"tool output must be a str, got {type(output).__name__}")
         latency = require_finite(latency_ms, "latency_ms")
+        tool_name, output = clean_text(str(tool_name)), clean_text(output)
+        error = None if error is None else clean_text(str(error))
         preview = make_preview(output, preview_chars)
         input_json = to_json_text(dict(input), "tool input")
         details_json = None if retrieval_details is None else to_json_text(retrieval_details, "retrieval_details")
@@ -218,7 +245,7 @@ class AuditStore:
             started_at,
             latency,
         ]
-        invocation_id = self._write(sql.INSERT_INVOCATION, params, session_id=session_id)[0][0]
+        invocation_id = self._write("INSERT_INVOCATION", params, session_id=session_id)[0][0]
         return ToolInvocation(
             id=invocation_id,
             session_id=session_id,
@@ -236,14 +263,14 @@ class AuditStore:
     def invocations(self, session_id: str, round: int | None = None) -> list[ToolInvocation]:
         """The session's invocations (of one round if given), oldest first; [] for an unknown session."""
         if round is None:
-            records = self._read(sql.SELECT_INVOCATIONS, [session_id], _INVOCATION_JSON_COLUMNS)
+            records = self._read("SELECT_INVOCATIONS", [session_id], _INVOCATION_JSON_COLUMNS)
         else:
-            records = self._read(sql.SELECT_ROUND_INVOCATIONS, [session_id, round], _INVOCATION_JSON_COLUMNS)
+            records = self._read("SELECT_ROUND_INVOCATIONS", [session_id, round], _INVOCATION_JSON_COLUMNS)
         return [ToolInvocation(**record) for record in records]
 
     def invocation_output(self, invocation_id: int) -> str:
         """The whole output of one invocation (the preview may be truncated)."""
-        records = self._read(sql.SELECT_INVOCATION_OUTPUT, [invocation_id], {})
+        records = self._read("SELECT_INVOCATION_OUTPUT", [invocation_id], {})
         if not records:
             raise InvocationNotFoundError(f"no tool invocation {invocation_id!r} in {self._path}")
         return records[0]["output"]
@@ -278,30 +305,41 @@ class AuditStore:
             error,
             _utc_now(),
         ]
-        return self._write(sql.INSERT_STEP, params, session_id=session_id)[0][0]
+        return self._write("INSERT_STEP", params, session_id=session_id)[0][0]
 
     def steps(self, session_id: str) -> list[dict[str, Any]]:
         """The session's agent steps as dicts of every column, oldest first."""
-        return self._read(sql.SELECT_STEPS, [session_id], {})
+        return self._read("SELECT_STEPS", [session_id], {})
 
     # -- plumbing ----------------------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _open_cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        cursor = self.cursor()
-        try:
-            yield cursor
-        finally:
-            cursor.close()
+    def _require_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"audit store {self.location} is closed")
 
     def _read(self, statement: str, params: Sequence[Any], json_columns: dict) -> list[dict[str, Any]]:
-        return run_read(self._open_cursor, statement, params, json_columns, self._path)
+        self._require_open()
+        return self._backend.read(getattr(self._backend.dialect, statement), list(params), json_columns)
 
     def _write(
         self, statement: str, params: Sequence[Any], *, session_id: str, serialise_session_update: bool = False
     ) -> list[tuple[Any, ...]]:
-        lock = self._session_update_lock if serialise_session_update else None
-        return run_write(
-            self._open_cursor, statement, params, path=self._path, session_id=session_id,
-            read_only=self._read_only, lock=lock,
-        )  # fmt: skip
+        self._require_open()
+        cleaned = [clean_text(value) if isinstance(value, str) else value for value in params]
+        lock = self._session_update_lock if serialise_session_update else contextlib.nullcontext()
+        sql_text = getattr(self._backend.dialect, statement)
+        return self._backend.write(sql_text, cleaned, session_id=session_id, lock=lock)
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` with any database URL's password replaced, in every string inside it."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    value = clean_value(value)
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return value

@@ -42,9 +42,13 @@ class Migration:
     sql: str
 
 
-def load_migrations(directory: Traversable | Path | None = None) -> tuple[Migration, ...]:
-    """Read the migration files of ``directory`` (default: the shipped ones), checking they number 1..n."""
-    folder = directory if directory is not None else resources.files("evigate.store.migrations")
+DIALECT_FOLDERS = {"duckdb": None, "postgresql": "postgresql"}
+"""Where each backend's migrations live under ``migrations/``: the same versions and names, each in its SQL."""
+
+
+def load_migrations(directory: Traversable | Path | None = None, *, dialect: str = "duckdb") -> tuple[Migration, ...]:
+    """Read the migration files of ``directory`` (default: the shipped ones of ``dialect``), numbered 1..n."""
+    folder = directory if directory is not None else _shipped(dialect)
     migrations = []
     for entry in folder.iterdir():
         match = _FILE_NAME.match(entry.name)
@@ -56,6 +60,14 @@ def load_migrations(directory: Traversable | Path | None = None) -> tuple[Migrat
     if found != expected:
         raise StoreError(f"schema migrations in {folder} must be numbered 0001..{len(found):04d} without gaps: {found}")
     return tuple(migrations)
+
+
+def _shipped(dialect: str) -> Traversable:
+    if dialect not in DIALECT_FOLDERS:
+        raise StoreError(f"no schema migrations for database dialect {dialect!r}; known: {list(DIALECT_FOLDERS)}")
+    folder = resources.files("evigate.store.migrations")
+    subfolder = DIALECT_FOLDERS[dialect]
+    return folder if subfolder is None else folder / subfolder
 
 
 def applied_versions(cursor: duckdb.DuckDBPyConnection) -> dict[int, str]:

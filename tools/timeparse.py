@@ -33,7 +33,12 @@ def parse_moment(value: Any) -> datetime | time:
     Raises ValueError with the accepted formats for anything else.
     """
     if isinstance(value, datetime):
-        return value.astimezone(LOCAL_OFFSET).replace(tzinfo=None) if value.tzinfo else value
+        if not value.tzinfo:
+            return value
+        try:
+            return value.astimezone(LOCAL_OFFSET).replace(tzinfo=None)
+        except OverflowError:
+            raise ValueError(_out_of_range(value.isoformat())) from None
     if isinstance(value, time):
         return value
     if isinstance(value, date):
@@ -56,7 +61,13 @@ def parse_moment(value: Any) -> datetime | time:
             return moment
     except ValueError as exc:
         raise ValueError(f"invalid time {text!r}: {exc}; {TIME_HELP}") from None
+    except OverflowError:  # converting "9999-12-31 23:30+00:00" to UTC+8 leaves the calendar
+        raise ValueError(_out_of_range(text)) from None
     raise ValueError(f"unrecognised time {text!r}; {TIME_HELP}")
+
+
+def _out_of_range(text: str) -> str:
+    return f"time {text!r} is out of range: it falls outside years 1-9999 in UTC+8; {TIME_HELP}"
 
 
 def _offset(zone: str) -> timezone:

@@ -1,8 +1,10 @@
 """`Toolbox`: session-bound, recorded tool calls. Every call becomes one `tool_invocation` row.
 
-Failures are facts too: an unknown tool, arguments the tool's `Args` rejects, or an exception inside a tool are
-recorded with `success=false` and the error, and come back as a failed `ToolResult` — never as an exception
-into the pipeline. Only a broken audit store (it cannot record) raises, as `StoreError` from the store.
+Failures are facts too: an unknown tool, arguments the tool's `Args` rejects (a time beyond the calendar, text that
+is not valid Unicode), or an exception inside a tool are recorded with `success=false` and the error, and come
+back as a failed `ToolResult` — never as an exception into the pipeline. A store that refuses or fails to record
+the call is no exception either: the result is failed, carries no invocation id, and the `StoreError` is kept in
+`Toolbox.store_failures` for the round to surface as what it is (an audit that cannot be written).
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import math
 import time
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from evigate.errors import ToolError
+from evigate.errors import AuditValueError, StoreError, ToolError
 from evigate.signatures import ToolInvocation
 from evigate.signatures.preview import truncate
+from evigate.store.codec import REPLACEMENT_CHARACTER, clean_value, has_surrogates
 from evigate.tools.base import Tool, ToolOutput, ToolRegistry, default_registry
 from evigate.tools.source import DataSource
 
@@ -41,7 +44,7 @@ class InvocationRecorder(Protocol):
 class ToolResult(BaseModel):
     """What the caller of `Toolbox.call` gets back; `invocation_id` is what evidence bindings cite."""
 
-    invocation_id: int
+    invocation_id: int | None = Field(description="the tool_invocation row; None only when the store could not record")
     tool_name: str
     output: str
     success: bool
@@ -83,6 +86,19 @@ def cap_output(text: str, limit: int) -> str:
     return truncate(text, limit)
 
 
+def _unencodable_fields(args: dict[str, Any]) -> list[str]:
+    """Names of the arguments holding text that is not Unicode (lone surrogates), at any depth.
+
+    A NUL is valid text: the tool runs on it, and only the audit shows U+FFFD in its place (no database holds NUL).
+    """
+    return [str(key) for key, value in args.items() if has_surrogates(str(key)) or has_surrogates(json_safe(value))]
+
+
+def record_text(text: str, record: ToolInvocation) -> str:
+    """The output the caller gets: the text as recorded (cleaned like the stored output, never other text)."""
+    return clean_value(text) if record.success else f"ERROR: {record.error}"
+
+
 class Toolbox:
     """Tools bound to one session and round of an audit store; `call` runs and records."""
 
@@ -104,35 +120,69 @@ class Toolbox:
         self.source = source if source is not None else DataSource(store)
         self.max_output_chars = max_output_chars
         self.preview_chars = preview_chars
+        self.store_failures: list[StoreError] = []
+        """Errors of the store while recording calls (the calls came back failed, unrecorded)."""
 
     def call(self, name: str, /, **args: Any) -> ToolResult:
-        """Run tool `name` with `args` and record the invocation, whatever happens."""
+        """Run tool `name` with `args` and record the invocation, whatever happens; never raises."""
         started = time.perf_counter()
-        tool, output, error = self._execute(name, args)
+        safe_args = json_safe(args)
+        unencodable = _unencodable_fields(args)
+        if unencodable:
+            # The audit can only hold the cleaned text (U+FFFD); running the tool on other text than it records
+            # would make the invocation row lie, so the call is refused and recorded as failed.
+            tool, output = None, None
+            error = (f"arguments {unencodable} hold text that is not valid Unicode (lone surrogates); not run. "
+                     f"The audit shows them with {REPLACEMENT_CHARACTER!r} in their place")
+        else:
+            tool, output, error = self._execute(name, args)
         latency_ms = (time.perf_counter() - started) * 1000
         success = error is None and output is not None
         if error is not None and len(error) > MAX_ERROR_CHARS:
             error = error[:MAX_ERROR_CHARS] + "…"
         text = cap_output(output.text, self.max_output_chars) if success and output else f"ERROR: {error}"
-        details = output.retrieval_details if success and output else None
-        record = self.store.record_invocation(
-            self.session_id, self.round, str(name), json_safe(args), text,
-            retrieval_details=json_safe(details) if details is not None else None, success=success, error=error,
-            is_evidence=tool.is_evidence if tool is not None else True, latency_ms=latency_ms,
-            preview_chars=self.preview_chars,
-        )
-        return ToolResult(invocation_id=record.id, tool_name=str(name), output=text, success=success, error=error,
-                          retrieval_details=details)
+        details = json_safe(output.retrieval_details) if success and output and output.retrieval_details else None
+        is_evidence = tool.is_evidence if tool is not None else True
+        try:
+            record = self._record(str(name), safe_args, text, details, success, error, is_evidence, latency_ms)
+        except StoreError as exc:
+            self.store_failures.append(exc)
+            failure = f"the audit store could not record this call: {exc}"
+            return ToolResult(invocation_id=None, tool_name=str(name), output=f"ERROR: {failure}", success=False,
+                              error=failure)
+        return ToolResult(invocation_id=record.id, tool_name=record.tool_name, output=record_text(text, record),
+                          success=record.success, error=record.error, retrieval_details=record.retrieval_details)
+
+    def _record(
+        self, name: str, args: dict[str, Any], text: str, details: Any, success: bool, error: str | None,
+        is_evidence: bool, latency_ms: float,
+    ) -> ToolInvocation:
+        """Record the call; a value the store rejects turns the record into a failed call that says why."""
+        try:
+            return self.store.record_invocation(
+                self.session_id, self.round, name, args, text, retrieval_details=details, success=success,
+                error=error, is_evidence=is_evidence, latency_ms=latency_ms, preview_chars=self.preview_chars,
+            )
+        except AuditValueError as exc:
+            rejected = f"the audit store rejected this call's record ({exc}); its output is withheld"
+            return self.store.record_invocation(
+                self.session_id, self.round, name, {"unrecordable_arguments": repr(args)[:MAX_ERROR_CHARS]},
+                f"ERROR: {rejected}", success=False, error=rejected, is_evidence=is_evidence, latency_ms=latency_ms,
+                preview_chars=self.preview_chars,
+            )
 
     def _execute(self, name: str, args: dict[str, Any]) -> tuple[Tool | None, ToolOutput | None, str | None]:
         """(tool, output, error): exactly one of output and error is set."""
         try:
             tool = self.registry.get(name)
-            parsed = tool.Args.model_validate(args)
         except ToolError as exc:
             return None, None, str(exc)
+        try:
+            parsed = tool.Args.model_validate(args)
         except ValidationError as exc:
             return tool, None, validation_message(name, exc)
+        except Exception as exc:  # a validator that raised something other than ValueError (pydantic passes it on)
+            return tool, None, f"invalid arguments for {name}: {type(exc).__name__}: {exc}"
         try:
             output = tool.run(parsed, self.source)
         except ToolError as exc:
@@ -144,9 +194,11 @@ class Toolbox:
         return tool, output, None
 
     def for_round(self, round: int) -> Toolbox:
-        """The same tools, session and data source, recording under another round."""
-        return Toolbox(self.store, self.session_id, round, self.registry, source=self.source,
-                       max_output_chars=self.max_output_chars, preview_chars=self.preview_chars)
+        """The same tools, session and data source, recording under another round (store failures shared)."""
+        toolbox = Toolbox(self.store, self.session_id, round, self.registry, source=self.source,
+                          max_output_chars=self.max_output_chars, preview_chars=self.preview_chars)
+        toolbox.store_failures = self.store_failures
+        return toolbox
 
     def invocations(self, round: int | None = None) -> list[ToolInvocation]:
         """Recorded invocations of this session (all rounds unless one is given)."""

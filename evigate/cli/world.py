@@ -12,8 +12,7 @@ from rich.table import Table
 
 from evigate.cli.app import app
 from evigate.demo import DEFAULT_SEED, build_world, world_info, world_stats
-from evigate.demo.domain import WORLD_FILE_FOR_SERVER_STORES
-from evigate.errors import StoreError
+from evigate.errors import ConfigError, StoreError
 
 DEFAULT_DATABASE = "evigate.duckdb"
 DATABASE_ENV = "EVIGATE_DATABASE"
@@ -32,10 +31,17 @@ DATABASE_OPTION = typer.Option(
 
 
 def resolve_database(option: Path | None) -> Path:
-    """--database, else $EVIGATE_DATABASE, else ./evigate.duckdb; for a server audit store (a postgresql:// URL)
-    the world's own DuckDB file, ./evigate-world.duckdb, where the demo domain keeps its tables then."""
+    """--database, else $EVIGATE_DATABASE, else ./evigate.duckdb.
+
+    With a server audit store (a postgresql:// URL) each worker builds the demo world in its own memory on first
+    use, so there is no file to build or count: that is a ConfigError saying so."""
     chosen = str(option) if option else os.environ.get(DATABASE_ENV) or DEFAULT_DATABASE
-    return Path(WORLD_FILE_FOR_SERVER_STORES) if "://" in chosen else Path(chosen)
+    if "://" in chosen:
+        raise ConfigError(
+            "the audit store is a server URL: each evigate worker builds the demo world in its own memory on first "
+            "use; give --database a DuckDB file to build or inspect a world there"
+        )
+    return Path(chosen)
 
 
 def _counts_table(title: str, counts: dict[str, int]) -> Table:

@@ -92,9 +92,14 @@ def test_ask_on_a_broken_domain_is_one_clear_error(starter: Path, tmp_path: Path
     assert "Traceback" not in result.stdout
 
 
-def test_world_commands_use_the_worlds_own_file_for_a_server_audit_store(monkeypatch, tmp_path: Path) -> None:
+def test_world_commands_refuse_a_server_audit_store_clearly(monkeypatch, tmp_path: Path) -> None:
+    """With a PostgreSQL audit store each worker keeps the demo world in memory: no file to build, said plainly."""
+    import pytest
+
     from evigate.cli.world import resolve_database
+    from evigate.errors import ConfigError
 
     monkeypatch.setenv("EVIGATE_DATABASE", "postgresql://evigate@127.0.0.1:5432/evigate")
-    assert resolve_database(None) == Path("evigate-world.duckdb")
+    with pytest.raises(ConfigError, match="in its own memory"):
+        resolve_database(None)
     assert resolve_database(tmp_path / "x.duckdb") == tmp_path / "x.duckdb"

@@ -51,13 +51,14 @@ def test_the_demo_world_is_built_only_when_selected(tmp_path: Path, starter: Pat
         assert ("world_logs" in tables) is expected, name
 
 
-def test_a_server_audit_store_keeps_the_world_in_a_duckdb_file_of_its_own(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.chdir(tmp_path)
+def test_an_explicit_data_path_keeps_the_world_in_a_duckdb_file_of_its_own(tmp_path: Path) -> None:
     with AuditStore(tmp_path / "audit.duckdb") as store:
-        source = demo_domain().data_source(store, database="postgresql://evigate@127.0.0.1/evigate")
+        domain = demo_domain()
+        domain.data_path = str(tmp_path / "world.duckdb")
+        source = domain.data_source(store, database="postgresql://evigate@127.0.0.1/evigate")
         with source.cursor() as cursor:
             assert cursor.execute("SELECT count(*) FROM world_orders WHERE order_id = 123").fetchone() == (1,)
         with store.cursor() as cursor:
             tables = {row[0] for row in cursor.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         assert "world_orders" not in tables
-    assert (tmp_path / "evigate-world.duckdb").is_file()
+    assert (tmp_path / "world.duckdb").is_file()

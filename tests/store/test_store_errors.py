@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -42,9 +43,13 @@ def locked_path(tmp_path: Path):
 
 
 @pytest.mark.parametrize("read_only", [False, True])
-def test_a_file_locked_by_another_process_is_a_database_locked_error(locked_path: Path, read_only: bool) -> None:
-    with pytest.raises(DatabaseLockedError, match="locked by another process") as raised:
-        AuditStore(locked_path, read_only=read_only)
+def test_a_file_held_by_another_process_is_waited_for_then_a_database_locked_error(
+    locked_path: Path, read_only: bool
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(DatabaseLockedError, match=r"locked by another process \(waited 0.5s\)") as raised:
+        AuditStore(locked_path, read_only=read_only, lock_wait_seconds=0.5)
+    assert 0.5 <= time.monotonic() - started < 10
     assert str(locked_path.resolve()) in str(raised.value)
 
 
@@ -97,9 +102,14 @@ def test_a_read_only_store_refuses_writes(db_path: Path) -> None:
         reader.start_session("q")
 
 
-def test_mixing_read_only_and_writable_stores_in_one_process_is_explained(db_path: Path) -> None:
-    with AuditStore(db_path), pytest.raises(StoreError, match="one AuditStore per file per process"):
-        AuditStore(db_path, read_only=True)
+def test_read_only_and_writable_stores_in_one_process_share_the_file(db_path: Path) -> None:
+    with AuditStore(db_path) as writer, AuditStore(db_path, read_only=True) as reader:
+        session_id = writer.start_session("q")
+        assert reader.session(session_id)["query"] == "q"
+        with pytest.raises(StoreError, match="read-only"):
+            reader.start_session("not through a reader")
+        writer.finish_session(session_id, output_type=None, verdict=None, answer="", rounds=1, groundedness_score=None)
+        assert reader.session(session_id)["status"] == "finished"
 
 
 def test_two_stores_on_one_file_in_one_process_share_the_data(db_path: Path) -> None:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from evigate.errors import AuditValueError, InvocationNotFoundError
 from evigate.signatures import ToolInvocation
 from evigate.store import TRUNCATION_MARKER, AuditStore, make_preview, split_preview
+from tests.store.conftest import query_audit
 
 
 def test_a_recorded_invocation_comes_back_as_the_gatekeeper_contract(store: AuditStore) -> None:
@@ -28,10 +29,9 @@ def test_a_recorded_invocation_comes_back_as_the_gatekeeper_contract(store: Audi
     assert recorded.retrieval_details == [{"layer": "bm25", "relevance": "high"}]
     assert (recorded.success, recorded.error, recorded.is_evidence, recorded.round) == (True, None, True, 1)
     assert store.invocations(session_id) == [recorded]
-    with store.cursor() as cursor:
-        started_at, latency = cursor.execute(
-            "SELECT started_at, latency_ms FROM tool_invocation WHERE id = ?", [recorded.id]
-        ).fetchone()
+    [(started_at, latency)] = query_audit(
+        store, "SELECT started_at, latency_ms FROM tool_invocation WHERE id = ?", [recorded.id]
+    )
     assert latency == 12.5
     # started_at is "now minus latency" at recording time, in UTC
     assert before - timedelta(milliseconds=12.5) <= started_at <= after - timedelta(milliseconds=12.5)

@@ -10,22 +10,25 @@ from evigate.errors import StoreError
 from evigate.store import AuditStore
 from evigate.store.connection import open_connection
 from evigate.store.migrate import Migration, load_migrations, migrate
+from tests.store.conftest import query_audit
 
 AUDIT_TABLES = {"diagnosis_session", "tool_invocation", "agent_step", "schema_version"}
 
 
 def _tables(store: AuditStore) -> set[str]:
-    with store.cursor() as cursor:
-        return {row[0] for row in cursor.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    listing = (
+        "SELECT table_name FROM duckdb_tables()" if store.backend == "duckdb"
+        else "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+    )  # fmt: skip
+    return {row[0] for row in query_audit(store, listing)}
 
 
 def _versions(store: AuditStore) -> list[tuple]:
-    with store.cursor() as cursor:
-        return cursor.execute("SELECT version, name, applied_at FROM schema_version ORDER BY version").fetchall()
+    return query_audit(store, "SELECT version, name, applied_at FROM schema_version ORDER BY version")
 
 
 def test_shipped_migrations_are_numbered_from_one_and_create_the_audit_tables(store: AuditStore) -> None:
-    shipped = load_migrations()
+    shipped = load_migrations(dialect=store.backend)
     assert [migration.version for migration in shipped] == list(range(1, len(shipped) + 1))
     assert _tables(store) >= AUDIT_TABLES
     assert [row[:2] for row in _versions(store)] == [(m.version, m.name) for m in shipped]
@@ -38,7 +41,8 @@ def test_reopening_an_up_to_date_database_changes_nothing(db_path: Path) -> None
     with AuditStore(db_path) as second:
         assert _versions(second) == before
         assert second.session(session_id)["query"] == "q"
-        assert migrate(second._connection, second.path) == []
+        with second.cursor() as cursor:
+            assert migrate(cursor, second.path) == []
 
 
 def test_a_database_from_a_newer_version_is_refused_clearly(db_path: Path) -> None:
@@ -119,3 +123,10 @@ def test_the_connection_never_fetches_extensions(store: AuditStore) -> None:
         ).fetchone()
     assert settings == (False, False)
     assert json_mode == ("STATICALLY_LINKED",)
+
+
+def test_both_backends_ship_the_same_migrations() -> None:
+    duckdb_history = [(m.version, m.name) for m in load_migrations(dialect="duckdb")]
+    assert duckdb_history == [(m.version, m.name) for m in load_migrations(dialect="postgresql")]
+    with pytest.raises(StoreError, match="no schema migrations for database dialect 'oracle'"):
+        load_migrations(dialect="oracle")

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from evigate.errors import AuditValueError, EvigateError
 from evigate.signatures import SELF_EVALUATION_SLOTS, RuleEvaluation
 from evigate.store import AuditStore
+from evigate.store.codec import clean_value
 
 RULE, VERIFIER = SELF_EVALUATION_SLOTS
 
@@ -57,25 +58,18 @@ def test_a_value_that_is_not_a_json_object_is_refused(store: AuditStore, value: 
     assert store.session(session_id)["self_evaluation"] == {RULE: {"kept": True}}
 
 
-class _RecordingCursor:
-    """Wraps a DuckDB cursor and logs every statement, to see what a store call really sends."""
-
-    def __init__(self, inner: Any, log: list[str]) -> None:
-        self._inner, self._log = inner, log
-
-    def execute(self, statement: str, params: Any = None) -> Any:
-        self._log.append(statement)
-        return self._inner.execute(statement, params)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
 def test_a_merge_is_one_update_statement_with_no_read_in_python(store: AuditStore, monkeypatch) -> None:
     session_id = store.start_session("q")
     statements: list[str] = []
-    real_cursor = store.cursor
-    monkeypatch.setattr(store, "cursor", lambda: _RecordingCursor(real_cursor(), statements))
+    backend = store._backend
+    for method in ("read", "write"):
+        real = getattr(backend, method)
+
+        def logged(statement: str, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            statements.append(statement)
+            return _real(statement, *args, **kwargs)
+
+        monkeypatch.setattr(backend, method, logged)
     store.merge_self_evaluation(session_id, VERIFIER, {"verdict": "REJECT"})
     assert len(statements) == 1
     assert statements[0].lstrip().upper().startswith("UPDATE DIAGNOSIS_SESSION")
@@ -130,14 +124,26 @@ def test_concurrent_writers_of_both_slots_lose_nothing(store: AuditStore) -> Non
 
 _SPECIAL_TEXT = st.sampled_from(["'; DROP TABLE diagnosis_session; --", '"', "\\", "\\u0000", "订单 123", "😀", ""])
 _TEXT = st.one_of(st.text(max_size=12), _SPECIAL_TEXT)
-_SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1),
-    st.floats(allow_nan=False, allow_infinity=False), _TEXT,
-)  # fmt: skip
-_JSON = st.recursive(
-    _SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4), max_leaves=10
+
+
+def _slot_values(floats: st.SearchStrategy[float]) -> st.SearchStrategy[dict]:
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1), floats, _TEXT
+    )
+    json_values = st.recursive(
+        scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4), max_leaves=10
+    )
+    return st.dictionaries(_TEXT, json_values, max_size=5)
+
+
+_SLOT_VALUE = _slot_values(st.floats(allow_nan=False, allow_infinity=False))
+# jsonb keeps numbers as exact decimals: a float written with an exponent and no fraction (1e16) comes back as the
+# integer it equals, and -0.0 as 0.0 — equal values, other JSON text. Scores and latencies are far from both.
+_PG_SLOT_VALUE = _slot_values(
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e15, max_value=1e15).filter(
+        lambda number: number != 0 or str(number) == "0.0"
+    )
 )
-_SLOT_VALUE = st.dictionaries(_TEXT, _JSON, max_size=5)
 
 
 @pytest.fixture(scope="module")
@@ -147,17 +153,34 @@ def shared_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuditStor
         yield opened
 
 
-@settings(max_examples=60, deadline=None)
-@given(writes=st.lists(st.tuples(st.sampled_from(SELF_EVALUATION_SLOTS), _SLOT_VALUE), max_size=8))
-def test_the_container_equals_the_last_write_per_slot(shared_store: AuditStore, writes: list) -> None:
-    session_id = shared_store.start_session("hypothesis")
+@pytest.fixture(scope="module")
+def shared_pg_store(pg_server: Any) -> Iterator[AuditStore]:
+    with AuditStore(pg_server.fresh_schema_url()) as opened:
+        yield opened
+
+
+def _check_last_write_per_slot(store: AuditStore, writes: list) -> None:
+    session_id = store.start_session("hypothesis")
     model: dict[str, dict] = {}
     for slot, value in writes:
-        shared_store.merge_self_evaluation(session_id, slot, value)
-        model[slot] = value
-    stored = shared_store.session(session_id)["self_evaluation"]
+        store.merge_self_evaluation(session_id, slot, value)
+        model[slot] = clean_value(value)  # what no backend can hold (NUL, lone surrogates) is stored as U+FFFD
+    stored = store.session(session_id)["self_evaluation"]
     assert stored == model
     # == treats True == 1 == 1.0; the JSON text tells them apart
     assert json.dumps(stored, sort_keys=True, ensure_ascii=False) == json.dumps(
         model, sort_keys=True, ensure_ascii=False
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(writes=st.lists(st.tuples(st.sampled_from(SELF_EVALUATION_SLOTS), _SLOT_VALUE), max_size=8))
+def test_the_container_equals_the_last_write_per_slot(shared_store: AuditStore, writes: list) -> None:
+    _check_last_write_per_slot(shared_store, writes)
+
+
+@pytest.mark.servers
+@settings(max_examples=60, deadline=None)
+@given(writes=st.lists(st.tuples(st.sampled_from(SELF_EVALUATION_SLOTS), _PG_SLOT_VALUE), max_size=8))
+def test_the_container_equals_the_last_write_per_slot_on_postgresql(shared_pg_store: AuditStore, writes: list) -> None:
+    _check_last_write_per_slot(shared_pg_store, writes)

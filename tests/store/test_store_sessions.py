@@ -57,6 +57,21 @@ def test_a_failed_session_keeps_its_error(store: AuditStore) -> None:
     assert (row["status"], row["error"], row["verdict"]) == ("failed", "ModelError: model file missing", None)
 
 
+def test_an_interrupted_session_is_recorded_as_such_and_unknown_statuses_are_refused(store: AuditStore) -> None:
+    session_id = store.start_session("q")
+    store.finish_session(
+        session_id, output_type=None, verdict=None, answer="", rounds=1, groundedness_score=None,
+        error="KeyboardInterrupt", status="interrupted",
+    )  # fmt: skip
+    assert store.session(session_id)["status"] == "interrupted"
+    for bad in ("running", "done", ""):
+        with pytest.raises(AuditValueError, match="finishes as one of"):
+            store.finish_session(
+                session_id, output_type=None, verdict=None, answer="", rounds=1, groundedness_score=None, status=bad
+            )
+    assert store.session(session_id)["status"] == "interrupted"
+
+
 def test_sessions_lists_newest_first_without_self_evaluation(store: AuditStore) -> None:
     ids = [store.start_session(f"q{n}") for n in range(5)]
     store.merge_self_evaluation(ids[0], "verifier_evaluation", {"verdict": "PASS"})
@@ -139,3 +154,13 @@ def test_sql_looking_text_is_stored_verbatim_everywhere(store: AuditStore) -> No
 def test_errors_belong_to_the_evigate_hierarchy(store: AuditStore) -> None:
     with pytest.raises(EvigateError):
         store.session("nope")
+
+
+def test_a_database_password_in_the_settings_snapshot_never_reaches_the_audit(store: AuditStore) -> None:
+    url = "postgresql://evigate:s3cr%40t-pw@db.internal:5432/audit?sslmode=require&password=other-pw"
+    settings = {"database": url, "models": {"api_base": "http://user:tok3n@127.0.0.1:8000/v1"}}
+    session_id = store.start_session("q", settings=settings)
+    stored = store.session(session_id)["settings"]
+    assert stored["database"] == "postgresql://evigate:***@db.internal:5432/audit?sslmode=require&password=***"
+    assert stored["models"]["api_base"] == "http://user:***@127.0.0.1:8000/v1"
+    assert not any(secret in repr(store.sessions()) for secret in ("s3cr", "other-pw", "tok3n"))

@@ -38,6 +38,7 @@ def test_a_long_thought_is_capped_but_the_model_output_is_kept_whole(store: Audi
 @pytest.mark.parametrize("kwargs", [{"prompt_tokens": -1}, {"latency_ms": -5.0}, {"round": 0}])
 def test_negative_counts_and_round_zero_are_refused(store: AuditStore, kwargs: dict) -> None:
     session_id = store.start_session("q")
+    kwargs = dict(kwargs)  # the parameter dict is shared by both backends' runs
     round_ = kwargs.pop("round", 1)
     with pytest.raises(AuditValueError):
         store.record_step(session_id, round_, "executor", thought="t", model_output="o", **kwargs)

@@ -59,3 +59,43 @@ def test_world_clock_and_injected_clock(toolbox: Toolbox, store, session_id) -> 
     # bare clock times anchor on the clock's day; an end before the start rolls over midnight
     late = fixed.call("query_logs", start="23:58", end="00:01", limit=1)
     assert late.success and late.retrieval_details["filters"]["end"] == "2026-11-29 00:01:00"
+
+
+@pytest.mark.parametrize(
+    "text", ["9999-12-31 23:30+00:00", "0001-01-01 00:10+12:00", "9999-12-31T23:59:59Z", "9999-12-31 20:00-06:00"]
+)
+def test_moments_beyond_the_calendar_are_a_value_error(text: str) -> None:
+    with pytest.raises(ValueError, match="out of range"):
+        parse_moment(text)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"start": "9999-12-31 23:30+00:00"},
+        {"time_window": "9999-12-31 23:00Z/9999-12-31 23:30+00:00"},
+        {"start": "9999-12-31 23:59:59", "end": "00:01"},  # a clock time after the last day rolls past year 9999
+    ],
+)
+def test_time_overflow_is_a_failed_invocation_not_an_exception(toolbox: Toolbox, args: dict) -> None:
+    result = toolbox.call("query_logs", **args)
+    assert not result.success and result.error
+    [recorded] = toolbox.invocations()
+    assert (recorded.id, recorded.success, recorded.input) == (result.invocation_id, False, args)
+
+
+@given(
+    st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59)),
+    st.integers(min_value=-12 * 60, max_value=14 * 60),
+)
+def test_any_zoned_moment_parses_or_is_a_value_error(moment: datetime, offset_minutes: int) -> None:
+    sign = "-" if offset_minutes < 0 else "+"
+    hours, minutes = divmod(abs(offset_minutes), 60)
+    day = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"  # strftime drops %Y's zeros before year 1000
+    text = f"{day} {moment.hour:02d}:{moment.minute:02d}{sign}{hours:02d}:{minutes:02d}"
+    try:
+        parsed = parse_moment(text)
+    except ValueError as exc:
+        assert "out of range" in str(exc)
+    else:
+        assert isinstance(parsed, datetime) and parsed.tzinfo is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import pytest
@@ -122,3 +123,63 @@ def test_arguments_are_recorded_json_safe(toolbox: Toolbox) -> None:
     assert result.success
     [recorded] = toolbox.invocations()
     assert recorded.input == {"start": "2026-11-28 14:00:00", "end": "2026-11-28 14:01", "limit": 3}
+
+
+LONE = "\ud800"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"keyword": f"ERR{LONE}TIMEOUT"}, {"service": "pay\udcff"}, {f"key{LONE}": "x"}, {"keyword": ["a", f"b{LONE}"]}],
+)
+def test_unencodable_argument_text_is_a_failed_invocation_recorded_cleaned(toolbox: Toolbox, args: dict) -> None:
+    result = toolbox.call("query_logs", **args)
+    assert not result.success and "not valid Unicode" in result.error
+    [recorded] = toolbox.invocations()
+    assert (recorded.id, recorded.success) == (result.invocation_id, False)
+    stored = json.dumps(recorded.input, ensure_ascii=False)
+    stored.encode("utf-8")  # storable text only
+    assert "\ufffd" in stored
+
+
+class Garbled(Tool):
+    name = "garbled"
+    description = "Returns text with a lone surrogate and a NUL, as a custom tool decoding bytes badly might."
+
+    def run(self, args, world):
+        return ToolOutput(text=f"row 1: caf{LONE}\x00 ok", retrieval_details={f"k{LONE}": "v\x00"})
+
+
+def test_unencodable_tool_output_is_recorded_cleaned_and_returned_as_recorded(store, session_id) -> None:
+    registry = demo_registry()
+    registry.register(Garbled)
+    toolbox = Toolbox(store, session_id, registry=registry)
+    result = toolbox.call("garbled")
+    assert result.success and result.output == "row 1: caf\ufffd\ufffd ok"
+    assert result.retrieval_details == {"k\ufffd": "v\ufffd"}
+    assert store.invocation_output(result.invocation_id) == result.output
+
+
+def test_a_store_that_cannot_record_gives_a_failed_result_and_keeps_the_error(tmp_path) -> None:
+    from evigate.demo import ensure_world
+    from evigate.errors import StoreError
+    from evigate.store import AuditStore
+
+    with AuditStore(tmp_path / "broken.duckdb") as broken:
+        ensure_world(broken)
+        session = broken.start_session("q")
+        toolbox = Toolbox(broken, session, registry=demo_registry())
+        with broken.cursor() as cursor:
+            cursor.execute("DROP TABLE tool_invocation")  # the audit table is gone: nothing can be recorded
+        result = toolbox.for_round(2).call("query_order", order_id=123)
+    assert not result.success and result.invocation_id is None
+    assert "could not record" in result.error and "tool_invocation" in result.error
+    [failure] = toolbox.store_failures
+    assert isinstance(failure, StoreError)
+
+
+def test_a_nul_in_an_argument_is_valid_text_the_tool_runs_and_the_audit_shows_it_replaced(toolbox: Toolbox) -> None:
+    result = toolbox.call("query_logs", keyword="ERR_TIMEOUT\x00", limit=1)
+    assert result.success
+    [recorded] = toolbox.invocations()
+    assert recorded.input == {"keyword": "ERR_TIMEOUT\ufffd", "limit": 1}
