@@ -7,7 +7,9 @@ injected agents alike, whatever LM they use.
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +17,9 @@ import dspy
 from dspy.clients import base_lm
 
 from evigate.llm.adapter import adapter_for
+from evigate.modules.call_toolbox import CallToolbox
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -39,14 +44,27 @@ class AgentCall:
         return "\n".join(self.raw_texts)
 
 
-def call_agent(agent: Any, agent_name: str, lm: dspy.LM | None, timeout_s: float, **inputs: Any) -> AgentCall:
-    """Call ``agent(**inputs)`` with ``lm`` and the JSON adapter in context; never raises.
+def call_agent(
+    agent: Any,
+    agent_name: str,
+    lm: dspy.LM | None,
+    timeout_s: float,
+    *,
+    note_late: Callable[[str], None] | None = None,
+    **inputs: Any,
+) -> AgentCall:
+    """Call ``agent(**inputs)`` with ``lm`` and the JSON adapter in context; never raises (but lets Ctrl-C through).
 
     A call that outlives ``timeout_s`` is reported as an error. Its worker thread cannot be killed and finishes in
-    the background; its result is discarded.
+    the background: a ``toolbox`` input is lent to this call only (`CallToolbox`), so the late thread can record no
+    more tool calls, and its result is discarded and noted — through ``note_late``, or else as an agent step of the
+    toolbox's own session and round — never recorded into a later round.
     """
     marker = base_lm.GLOBAL_HISTORY[-1] if base_lm.GLOBAL_HISTORY else None
     started = time.perf_counter()
+    lent = CallToolbox(inputs["toolbox"], agent_name) if inputs.get("toolbox") is not None else None
+    if lent is not None:
+        inputs["toolbox"] = lent
 
     def run() -> Any:
         overrides: dict[str, Any] = {"adapter": adapter_for(lm if lm is not None else dspy.settings.lm)}
@@ -60,14 +78,22 @@ def call_agent(agent: Any, agent_name: str, lm: dspy.LM | None, timeout_s: float
     prediction: Any = None
     error: str | None = None
     exception: BaseException | None = None
+    ended = "interrupted"
     try:
         prediction = future.result(timeout=timeout_s)
+        ended = "answered"
     except concurrent.futures.TimeoutError:
-        error = f"{agent_name} timed out after {timeout_s:.0f}s"
+        ended = f"deadline of {timeout_s:g}s passed"
+        error = f"{agent_name} timed out after {timeout_s:.0f}s; a late result is discarded"
+        note = note_late or (_step_note(lent, agent_name) if lent is not None else None)
+        future.add_done_callback(lambda done: _discard_late(done, agent_name, started, timeout_s, lent, note))
     except Exception as exc:  # any agent failure becomes data: the program degrades, it never crashes
+        ended = "failed"
         exception = exc
         error = f"{agent_name} failed: {type(exc).__name__}: {_short(str(exc))}"
     finally:
+        if lent is not None:
+            lent.close(ended)
         pool.shutdown(wait=False)
     latency_ms = (time.perf_counter() - started) * 1000
     if error is None and not isinstance(prediction, dspy.Prediction):
@@ -78,6 +104,43 @@ def call_agent(agent: Any, agent_name: str, lm: dspy.LM | None, timeout_s: float
     if exception is not None and hasattr(exception, "lm_response") and not call.raw_texts:
         call.raw_texts.append(str(exception.lm_response))
     return call
+
+
+def _discard_late(
+    done: concurrent.futures.Future,
+    agent_name: str,
+    started: float,
+    timeout_s: float,
+    lent: CallToolbox | None,
+    note: Callable[[str], None] | None,
+) -> None:
+    """Runs in the late thread when it finally ends: its result is dropped, and that fact is written down."""
+    elapsed = time.perf_counter() - started
+    outcome = "failure" if done.exception() is not None else "result"
+    refused = f"; {lent.refused} tool call(s) refused after the deadline" if lent is not None and lent.refused else ""
+    text = (
+        f"{agent_name}'s late {outcome} discarded: it ended after {elapsed:.1f}s, past its {timeout_s:g}s "
+        f"deadline{refused}"
+    )
+    logger.warning(text)
+    if note is None:
+        return
+    try:
+        note(text)
+    except Exception as exc:  # the session may be finished and its store closed by now; the log line stays
+        logger.warning("could not note the late %s result in the audit: %s", agent_name, exc)
+
+
+def _step_note(lent: CallToolbox, agent_name: str) -> Callable[[str], None]:
+    """Write a late-result note as an agent step of the call's own session and round (status ``discarded``)."""
+    store, session_id, round_number = lent.store, lent.session_id, lent.round
+
+    def note(text: str) -> None:
+        store.record_step(
+            session_id, round_number, agent_name, thought=text, model_output="", status="discarded", error=text
+        )
+
+    return note
 
 
 def _attach_history(call: AgentCall, marker: Any) -> None:

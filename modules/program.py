@@ -9,6 +9,7 @@ Composer output inside fixed templates, or the deterministic renderer — never 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ from evigate.settings import AGENTS, Settings, load_settings
 from evigate.signatures import ComposerOutput, DiagnosisResult, RoundRecord, VerifierOutput
 from evigate.store import AuditStore
 from evigate.tools import Toolbox, default_registry
+
+logger = logging.getLogger(__name__)
 
 MAX_ROUNDS = 2
 MANIFEST = "manifest.json"
@@ -118,22 +121,9 @@ class DiagnosisProgram(dspy.Module):
         builtin = (Planner, Executor, Verifier, Composer)
         if not isinstance(getattr(self, agent), builtin):
             return None
-        from evigate.llm import make_lm
+        from evigate.llm.from_settings import lm_from_settings
 
-        models = self.settings.models
-        options: dict[str, Any] = {"temperature": models.temperature, "max_tokens": models.max_tokens_for(agent)}
-        if models.api_base:
-            options["api_base"] = models.api_base
-        if models.api_key:
-            options["api_key"] = models.api_key
-        # The local engine aborts a generation at this deadline, so a timed-out call does not keep the model busy.
-        options["timeout"] = self.settings.timeouts.agent_seconds
-        model = models.for_agent(agent)
-        if is_local_model(model):
-            options.update(models.local_bounds)
-            options["field_limits"] = models.local_field_limits
-            options["omit_fields"] = models.local_omit_fields
-        self._lms[agent] = make_lm(model, **options)
+        self._lms[agent] = lm_from_settings(self.settings, agent)  # type: ignore[arg-type]
         return self._lms[agent]
 
     def verifier_trace_entries(self) -> int:
@@ -171,18 +161,29 @@ class DiagnosisProgram(dspy.Module):
                 retry = build_retry_context(state.decision, state.normalized, round_number, self._completed(session_id))
             assert state is not None
             return self._finish(session_id, query, state, history)
-        except Exception as exc:  # infrastructure failure: record it on the session, then surface it
+        except BaseException as exc:
+            # An infrastructure failure, or Ctrl-C / a termination signal (KeyboardInterrupt, SystemExit): record it
+            # on the session so that it never stays `running`, then let it go on up.
+            self._end_abruptly(session_id, exc, rounds=len(history) + 1)
+            raise
+
+    def _end_abruptly(self, session_id: str, exc: BaseException, *, rounds: int) -> None:
+        interrupted = not isinstance(exc, Exception)
+        error = f"interrupted ({type(exc).__name__})" if interrupted else f"{type(exc).__name__}: {exc}"
+        try:
             self.store.finish_session(
                 session_id,
                 output_type=None,
                 verdict=None,
                 answer="",
-                rounds=len(history) + 1,
+                rounds=rounds,
                 groundedness_score=None,
-                error=f"{type(exc).__name__}: {exc}",
-                status="failed",
+                error=error,
+                status="interrupted" if interrupted else "failed",
             )
-            raise
+        except Exception as store_exc:  # the original exception is what the caller must see
+            logger.warning("could not mark session %s %s: %s", session_id, "interrupted" if interrupted else
+                           "failed", store_exc)
 
     def _needs_another_round(self, state: RoundState, round_number: int) -> bool:
         decision = state.decision

@@ -1,0 +1,58 @@
+"""`lm_from_settings`: the one place an agent's LM is built from settings (program, eval and optimize alike).
+
+Everything that changes what a model is asked or how long it may take comes from the same settings here: the
+server (api_base, the secret api_key), the per-call time limit, the agent's completion budget, the temperature and,
+for the embedded model, the JSON-schema limits it decodes under. An evaluation or an optimization therefore scores
+and tunes the prompts under exactly the conditions `evigate ask` serves them with.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evigate.llm.models import is_local_model
+
+if TYPE_CHECKING:
+    import dspy
+
+    from evigate.settings import AgentName, Settings
+
+
+def lm_options(settings: Settings, agent: AgentName, model: str | None = None) -> tuple[str, dict[str, Any]]:
+    """The model string and the `make_lm` keywords for ``agent`` (``model`` overrides the settings' choice).
+
+    A remote model gets the server and key; the embedded one gets its decoding bounds instead (a custom engine
+    refuses connection settings, and the local engine enforces the time limit itself).
+    """
+    models = settings.models
+    model = model or models.for_agent(agent)
+    options: dict[str, Any] = {
+        "temperature": models.temperature,
+        "max_tokens": models.max_tokens_for(agent),
+        # The local engine aborts a generation at this deadline; litellm gives up on the request at it.
+        "timeout": settings.timeouts.agent_seconds,
+    }
+    if is_local_model(model):
+        options.update(models.local_bounds)
+        options["field_limits"] = dict(models.local_field_limits)
+        options["omit_fields"] = list(models.local_omit_fields)
+        return model, options
+    if models.api_base:
+        options["api_base"] = models.api_base
+    if models.api_key is not None:
+        options["api_key"] = models.api_key.get_secret_value()
+    # A server that is down or too slow degrades the answer now rather than after litellm's backoff retries; a
+    # rerun of the same question really asks the server again (the audit records what it answered this time).
+    options["num_retries"] = models.num_retries
+    options["cache"] = False
+    return model, options
+
+
+def lm_from_settings(settings: Settings, agent: AgentName, *, model: str | None = None, **engine: Any) -> dspy.LM:
+    """The LM ``agent`` runs with under ``settings``; ``engine`` adds local-engine options such as ``n_threads``."""
+    from evigate.llm.lm import make_lm
+
+    model, options = lm_options(settings, agent, model)
+    if is_local_model(model):
+        options.update(engine)
+    return make_lm(model, **options)
