@@ -20,7 +20,8 @@ fi
 # pytest exits 5 when a selection is empty; that is not a failure of the suite.
 run_pytest() { .venv/bin/pytest "$@" || { code=$?; [ "$code" -eq 5 ] || return "$code"; }; }
 
-run_pytest -q -m "not local_model and not browser"
-# Slow tests: the real local model end to end and the MLflow UI in Chromium, with a hard time budget.
-timeout --signal=INT 2700 .venv/bin/pytest -q -m "local_model or browser" \
+run_pytest -q -m "not local_model and not browser and not model_server"
+# Slow tests: the real local model end to end, model servers (llama_cpp.server) and the MLflow UI in Chromium,
+# with a hard time budget.
+timeout --signal=INT 2700 .venv/bin/pytest -q -m "local_model or browser or model_server" \
   || { code=$?; [ "$code" -eq 5 ] || exit "$code"; }

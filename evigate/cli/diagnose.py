@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -48,11 +49,22 @@ def ask(
         return
     style = {"NORMAL": "green", "LOW_CONFID_WITH_DISCLAIMER": "yellow", "DEGRADED": "red"}[result.output_type]
     console.print(Panel(result.answer, title=result.output_type, border_style=style))
+    for problem in _agent_problems(program.store, result.session_id):
+        console.print(f"[yellow]degraded:[/yellow] {escape(problem)}")
     console.print(
         f"session [bold]{result.session_id}[/bold] · verdict {result.verdict} · "
         f"groundedness {result.groundedness_score:.2f} · rounds {result.rounds}  "
         f"(audit: evigate show {result.session_id})"
     )
+
+
+def _agent_problems(store: Any, session_id: str) -> list[str]:
+    """One line per agent call that failed (model server down, too slow, garbage): why the answer is degraded."""
+    try:
+        steps = store.steps(session_id)
+    except EvigateError:
+        return []
+    return [f"round {step['round']} {step['agent']}: {step['error']}" for step in steps if step["status"] == "error"]
 
 
 @app.command("show")
