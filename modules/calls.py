@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,8 +74,18 @@ def call_agent(
         with dspy.context(**overrides):
             return agent(**inputs)
 
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"evigate-{agent_name}")
-    future = pool.submit(run)
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def work() -> None:
+        try:
+            future.set_result(run())
+        except BaseException as exc:  # handed to the waiting caller, like a pool's worker does
+            future.set_exception(exc)
+
+    # A daemon thread, not a pool's worker: the interpreter joins pool workers at exit, so a call hung on a slow
+    # model server would keep `evigate ask` from ending after Ctrl-C until the server answered.
+    future.set_running_or_notify_cancel()
+    threading.Thread(target=work, name=f"evigate-{agent_name}", daemon=True).start()
     prediction: Any = None
     error: str | None = None
     exception: BaseException | None = None
@@ -94,7 +105,6 @@ def call_agent(
     finally:
         if lent is not None:
             lent.close(ended)
-        pool.shutdown(wait=False)
     latency_ms = (time.perf_counter() - started) * 1000
     if error is None and not isinstance(prediction, dspy.Prediction):
         error = f"{agent_name} returned {type(prediction).__name__}, not a dspy.Prediction"

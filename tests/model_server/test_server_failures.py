@@ -8,7 +8,11 @@ show that ask, show and eval never reach for the network (litellm's cost map, DS
 from __future__ import annotations
 
 import json
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,7 @@ from evigate.store import AuditStore
 from tests.llm.chat_server import ChatServer
 from tests.model_server.cli_env import QUESTION, attempts, evigate, server_env
 
+EVIGATE = [sys.executable, "-m", "evigate.cli"]
 # CLI subprocesses (about 10 s each on 2 busy cores): the slow stage of scripts/test.sh runs them.
 pytestmark = pytest.mark.model_server
 
@@ -86,3 +91,22 @@ def test_ask_show_and_eval_never_touch_the_network(private_world: Path, tmp_path
     assert server.requests, "eval did not call the configured server"
     assert attempts(net_log) == [], attempts(net_log)
     assert "metadata refresh failed" not in (evaluated.stdout + evaluated.stderr).lower()
+
+
+def test_ctrl_c_during_a_model_call_leaves_the_session_interrupted(private_world: Path, tmp_path: Path) -> None:
+    with ChatServer("slow", delay=60) as server:
+        env = server_env(server.api_base, private_world, tmp_path / "net.log")
+        process = subprocess.Popen([*EVIGATE, "ask", QUESTION], env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not server.requests and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+        assert server.requests, "ask never reached the model server"
+        process.send_signal(signal.SIGINT)  # what Ctrl-C in the terminal sends
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode != 0 and "Traceback" not in stderr, stderr
+    with AuditStore(private_world, read_only=True) as store:
+        (latest,) = store.sessions(limit=1)
+        record = store.session(latest["session_id"])
+    assert record["query"] == QUESTION
+    assert record["status"] == "interrupted" and "KeyboardInterrupt" in record["error"]
