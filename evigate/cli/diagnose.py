@@ -44,6 +44,9 @@ def ask(
     except EvigateError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted:[/yellow] the session is recorded as interrupted (evigate show lists it)")
+        raise typer.Exit(130) from None
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
