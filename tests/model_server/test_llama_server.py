@@ -41,8 +41,12 @@ def remote(server: str, monkeypatch: pytest.MonkeyPatch) -> str:
         "EVIGATE_MODELS__API_KEY": "sk-no-key-needed",
         "EVIGATE_MODELS__NUM_RETRIES": "0",
         "EVIGATE_MODELS__AGENT_MAX_TOKENS": BUDGETS,
-        "EVIGATE_TIMEOUTS__AGENT_SECONDS": "300",
+        # Slow, not hung: on 2 cores shared with other work one remote call measured over 300 s.
+        "EVIGATE_TIMEOUTS__AGENT_SECONDS": "900",
         "EVIGATE_LLAMA_THREADS": "1",
+        # One round per question, and the shortest evidence the settings allow: every prompt token costs here.
+        "EVIGATE_VERIFIER__LOW_CONFIDENCE_THRESHOLD": "0",
+        "EVIGATE_EXECUTOR__MAX_EVIDENCE_CHARS": "200",
     }.items():
         monkeypatch.setenv(name, value)
     return server
@@ -73,6 +77,15 @@ def assert_served_session(store: AuditStore, session_id: str) -> dict[str, list[
     return steps
 
 
+def test_an_eval_job_through_the_server(remote: str, tmp_path: Path) -> None:
+    from evigate.optimize.eval_jobs import run_eval
+
+    since = len(base_lm.GLOBAL_HISTORY)
+    evaluated = run_eval("verifier", "dev", sets=("demo_world",), eval_limit=1,
+                         tracking_uri=f"sqlite:///{tmp_path / 'mlruns.db'}", program_dir=tmp_path / "none")
+    assert evaluated.metrics and served_calls(since)
+
+
 def test_plan_mode_with_a_local_verifier_beside_the_remote_agents(
     remote: str, private_world: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -89,7 +102,7 @@ def test_plan_mode_with_a_local_verifier_beside_the_remote_agents(
 
 def test_react_mode_through_the_server(remote: str, private_world: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVIGATE_EXECUTOR_MODE", "react")
-    monkeypatch.setenv("EVIGATE_EXECUTOR__MAX_ITERS", "2")
+    monkeypatch.setenv("EVIGATE_EXECUTOR__MAX_ITERS", "1")
     program = DiagnosisProgram.from_settings(database=private_world)
     since = len(base_lm.GLOBAL_HISTORY)
     result = program(query=QUESTION)
@@ -112,7 +125,7 @@ def test_questions_in_parallel_threads_share_the_server_not_their_sessions(remot
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=1500)
+        thread.join(timeout=3600)
     assert set(results) == set(questions)
     assert results["123"].session_id != results["456"].session_id
     for order_id, result in results.items():
@@ -124,22 +137,16 @@ def test_questions_in_parallel_threads_share_the_server_not_their_sessions(remot
             assert inv.input.get("order_id") != other, inv
 
 
-def test_eval_and_optimize_jobs_through_the_server(remote: str, tmp_path: Path) -> None:
+def test_an_optimize_job_through_the_server(remote: str, tmp_path: Path) -> None:
     from evigate.optimize.data import load_agent_data
-    from evigate.optimize.eval_jobs import run_eval
     from evigate.optimize.jobs import OptimizeConfig, run_optimize
-
-    uri = f"sqlite:///{tmp_path / 'mlruns.db'}"
-    since = len(base_lm.GLOBAL_HISTORY)
-    evaluated = run_eval("verifier", "dev", sets=("demo_world",), eval_limit=1, tracking_uri=uri,
-                         program_dir=tmp_path / "none")
-    assert evaluated.metrics and served_calls(since)
 
     data = load_agent_data("verifier", ("demo_world",), eval_limit=1)
     data.splits["train"] = data.splits["train"][:1]
     since = len(base_lm.GLOBAL_HISTORY)
     config = OptimizeConfig(agent="verifier", optimizer="bootstrap", budget=1, max_demos=1, eval_limit=1,
-                            sets=("demo_world",), tracking_uri=uri, program_dir=tmp_path / "optimized")
+                            sets=("demo_world",), tracking_uri=f"sqlite:///{tmp_path / 'mlruns.db'}",
+                            program_dir=tmp_path / "optimized")
     optimized = run_optimize(config, data=data)
     assert optimized.baseline and optimized.optimized and served_calls(since)
     assert (tmp_path / "optimized" / "verifier.json").is_file()
