@@ -70,6 +70,13 @@ def _agent_problems(store: Any, session_id: str) -> list[str]:
     return [f"round {step['round']} {step['agent']}: {step['error']}" for step in steps if step["status"] == "error"]
 
 
+def _redact_secrets(session: dict[str, Any]) -> None:
+    """Sessions written before api_key became a secret hold it in their settings snapshot: never print it."""
+    models = (session.get("settings") or {}).get("models")
+    if isinstance(models, dict) and models.get("api_key"):
+        models["api_key"] = "**********"
+
+
 @app.command("show")
 def show(
     session_id: str = typer.Argument(..., help="a session id printed by `evigate ask`"),
@@ -88,6 +95,7 @@ def show(
     except EvigateError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    _redact_secrets(session)
     if as_json:
         record = {"session": session, "agent_steps": steps, "tool_invocations": [i.model_dump() for i in invocations]}
         typer.echo(json.dumps(record, ensure_ascii=False, indent=2, default=str))

@@ -46,3 +46,14 @@ def test_no_session_snapshot_show_json_or_log_line_holds_the_key(
     assert SECRET not in shown.stdout + shown.stderr
     assert SECRET not in caplog.text
     assert SECRET.encode() not in private_world.read_bytes()
+
+
+def test_show_never_prints_a_key_an_older_session_recorded(private_world: Path) -> None:
+    from evigate.store import AuditStore
+
+    with AuditStore(private_world) as store:
+        session_id = store.start_session(QUERY, settings={"models": {"default": "openai/qwen", "api_key": SECRET}})
+    for args in (("show", session_id, "--json"), ("show", session_id)):
+        shown = run_cli(*args, database=private_world)
+        assert shown.returncode == 0, shown.stderr
+        assert SECRET not in shown.stdout + shown.stderr
