@@ -80,7 +80,7 @@ def bench_verifier(sets: list[str], model: str | None, limit: int | None) -> Non
 
 
 def _bench_model(model: str, cases: list[VerifierCase], gates: GateCache) -> None:
-    from evigate.llm.from_settings import lm_from_settings
+    from evigate.llm import lm_from_settings
     from evigate.modules.verifier import Verifier
     from evigate.settings import load_settings
 

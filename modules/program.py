@@ -121,7 +121,7 @@ class DiagnosisProgram(dspy.Module):
         builtin = (Planner, Executor, Verifier, Composer)
         if not isinstance(getattr(self, agent), builtin):
             return None
-        from evigate.llm.from_settings import lm_from_settings
+        from evigate.llm import lm_from_settings
 
         self._lms[agent] = lm_from_settings(self.settings, agent)  # type: ignore[arg-type]
         return self._lms[agent]

@@ -146,7 +146,7 @@ def resolve_lm(agent: str, model: str | None, lm: Any, llm_threads: int | None =
     """
     if lm is not None:
         return lm, str(getattr(lm, "model", type(lm).__name__))
-    from evigate.llm.from_settings import lm_from_settings
+    from evigate.llm import lm_from_settings
     from evigate.settings import load_settings
 
     settings = load_settings()
