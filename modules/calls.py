@@ -7,10 +7,12 @@ injected agents alike, whatever LM they use.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import contextvars
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +23,28 @@ from evigate.llm.adapter import adapter_for
 from evigate.modules.call_toolbox import CallToolbox
 
 logger = logging.getLogger(__name__)
+
+# Where the running program wants late-result notes of agents that hold no toolbox (planner, verifier, composer):
+# set per round by DiagnosisProgram, read by call_agent in the thread that waits on the call.
+_LATE_NOTES: contextvars.ContextVar[Callable[[str, str], None] | None] = contextvars.ContextVar(
+    "evigate_late_notes", default=None
+)
+
+
+@contextlib.contextmanager
+def late_notes_to(store: Any, session_id: str, round_number: int) -> Iterator[None]:
+    """Agent calls made inside note a late result as a ``discarded`` agent step of this session and round."""
+
+    def note(agent_name: str, text: str) -> None:
+        store.record_step(
+            session_id, round_number, agent_name, thought=text, model_output="", status="discarded", error=text
+        )
+
+    token = _LATE_NOTES.set(note)
+    try:
+        yield
+    finally:
+        _LATE_NOTES.reset(token)
 
 
 @dataclass
@@ -58,8 +82,8 @@ def call_agent(
 
     A call that outlives ``timeout_s`` is reported as an error. Its worker thread cannot be killed and finishes in
     the background: a ``toolbox`` input is lent to this call only (`CallToolbox`), so the late thread can record no
-    more tool calls, and its result is discarded and noted — through ``note_late``, or else as an agent step of the
-    toolbox's own session and round — never recorded into a later round.
+    more tool calls, and its result is discarded and noted — through ``note_late``, else where `late_notes_to`
+    points, else as an agent step of the toolbox's own session and round — never recorded into a later round.
     """
     marker = base_lm.GLOBAL_HISTORY[-1] if base_lm.GLOBAL_HISTORY else None
     started = time.perf_counter()
@@ -96,7 +120,7 @@ def call_agent(
     except concurrent.futures.TimeoutError:
         ended = f"deadline of {timeout_s:g}s passed"
         error = f"{agent_name} timed out after {timeout_s:.0f}s; a late result is discarded"
-        note = note_late or (_step_note(lent, agent_name) if lent is not None else None)
+        note = note_late or _context_note(agent_name) or (_step_note(lent, agent_name) if lent is not None else None)
         future.add_done_callback(lambda done: _discard_late(done, agent_name, started, timeout_s, lent, note))
     except Exception as exc:  # any agent failure becomes data: the program degrades, it never crashes
         ended = "failed"
@@ -139,6 +163,11 @@ def _discard_late(
         note(text)
     except Exception as exc:  # the session may be finished and its store closed by now; the log line stays
         logger.warning("could not note the late %s result in the audit: %s", agent_name, exc)
+
+
+def _context_note(agent_name: str) -> Callable[[str], None] | None:
+    sink = _LATE_NOTES.get()
+    return None if sink is None else (lambda text: sink(agent_name, text))
 
 
 def _step_note(lent: CallToolbox, agent_name: str) -> Callable[[str], None]:

@@ -18,7 +18,7 @@ import dspy
 
 from evigate.llm.models import is_local_model
 from evigate.modules.audit import RoundState, record_step, verifier_evaluation
-from evigate.modules.calls import call_agent
+from evigate.modules.calls import call_agent, late_notes_to
 from evigate.modules.composer import Composer
 from evigate.modules.executor import Executor, step_key
 from evigate.modules.planner import Planner
@@ -152,7 +152,8 @@ class DiagnosisProgram(dspy.Module):
         state: RoundState | None = None
         try:
             for round_number in range(1, MAX_ROUNDS + 1):
-                state = run_round(self, session_id, query, round_number, retry)
+                with late_notes_to(self.store, session_id, round_number):
+                    state = run_round(self, session_id, query, round_number, retry)
                 state.retry_context = retry
                 self._write_evaluation(session_id, state, history)
                 if not self._needs_another_round(state, round_number):
@@ -211,7 +212,8 @@ class DiagnosisProgram(dspy.Module):
         elif decision.verdict == "REJECT" or not self.settings.composer.enabled:
             answer = render_answer(composer_input, None, locale=locale)
         else:
-            composer_output, violations = self._compose(session_id, state, composer_input)
+            with late_notes_to(self.store, session_id, state.round):
+                composer_output, violations = self._compose(session_id, state, composer_input)
             answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
         self._write_evaluation(
             session_id,

@@ -138,6 +138,26 @@ def test_a_toolbox_lent_to_a_finished_call_refuses_to_record(world_db: Path) -> 
     assert [inv.tool_name for inv in store.invocations(session_id)] == ["query_order"]
 
 
+class LateVerifier(ScriptedVerifier):
+    def forward(self, verifier_input: Any) -> dspy.Prediction:
+        time.sleep(1.0)
+        return super().forward(verifier_input)
+
+
+def test_a_late_verifier_is_noted_in_its_own_round(world_db: Path) -> None:
+    program = build(world_db, verifier=LateVerifier(ALL_DIRECT), timeouts={"agent_seconds": 0.3})
+    result = program(query=QUERY)
+    assert result.verdict != "PASS"  # no judgement arrived in time: nothing counts as verified
+    store = AuditStore(world_db)
+    deadline = time.monotonic() + 5
+    late: list[dict[str, Any]] = []
+    while time.monotonic() < deadline and len(late) < result.rounds:
+        late = [step for step in store.steps(result.session_id) if step["status"] == "discarded"]
+        time.sleep(0.05)
+    assert [(step["agent"], step["round"]) for step in late] == [("verifier", r) for r in range(1, result.rounds + 1)]
+    assert "verifier's late result discarded" in late[0]["thought"]
+
+
 class InterruptingPlanner(ScriptedPlanner):
     """Presses Ctrl-C: the main thread, waiting on this call, gets KeyboardInterrupt as from a terminal."""
 
