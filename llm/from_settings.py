@@ -8,9 +8,13 @@ and tunes the prompts under exactly the conditions `evigate ask` serves them wit
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from evigate.llm.models import is_local_model
+
+NO_KEY = "no-key"
+"""Sent to a self-hosted server configured without a key (``models.api_base`` set, ``models.api_key`` unset)."""
 
 if TYPE_CHECKING:
     import dspy
@@ -41,6 +45,10 @@ def lm_options(settings: Settings, agent: AgentName, model: str | None = None) -
         options["api_base"] = models.api_base
     if models.api_key is not None:
         options["api_key"] = models.api_key.get_secret_value()
+    elif models.api_base and not os.environ.get("OPENAI_API_KEY"):
+        # Self-hosted servers (llama_cpp.server, vLLM, Ollama) usually take no key, but the OpenAI client refuses to
+        # send a request without one: give it a placeholder the server ignores.
+        options["api_key"] = NO_KEY
     # A server that is down or too slow degrades the answer now rather than after litellm's backoff retries; a
     # rerun of the same question really asks the server again (the audit records what it answered this time).
     options["num_retries"] = models.num_retries

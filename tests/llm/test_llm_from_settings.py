@@ -81,3 +81,19 @@ def test_lm_from_settings_passes_engine_options_only_to_the_local_engine() -> No
     settings = load_settings(environ={"EVIGATE_MODEL": "openai/qwen"})
     lm = lm_from_settings(settings, "planner", n_threads=1)
     assert "n_threads" not in lm.kwargs and lm.num_retries == settings.models.num_retries
+
+
+def test_a_self_hosted_server_without_a_key_is_still_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dspy
+
+    from evigate.modules.calls import call_agent
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with ChatServer(content='{"answer": "42"}') as server:
+        settings = load_settings(environ={"EVIGATE_MODEL": "openai/qwen", "EVIGATE_MODELS__API_BASE": server.api_base,
+                                          "EVIGATE_MODELS__NUM_RETRIES": "0"})
+        call = call_agent(dspy.Predict("question -> answer"), "planner", lm_from_settings(settings, "planner"), 30,
+                          question="?")
+    assert call.ok, call.error
+    assert call.prediction.answer == "42"
+    assert server.requests[0]["headers"]["Authorization"] == "Bearer no-key"
