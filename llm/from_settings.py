@@ -43,6 +43,7 @@ def lm_options(settings: Settings, agent: AgentName, model: str | None = None) -
         return model, options
     if models.api_base:
         options["api_base"] = models.api_base
+        model = self_hosted(model)
     if models.api_key is not None:
         options["api_key"] = models.api_key.get_secret_value()
     elif models.api_base and not os.environ.get("OPENAI_API_KEY"):
@@ -54,6 +55,18 @@ def lm_options(settings: Settings, agent: AgentName, model: str | None = None) -
     options["num_retries"] = models.num_retries
     options["cache"] = False
     return model, options
+
+
+def self_hosted(model: str) -> str:
+    """``openai/<name>`` at a configured api_base, spoken in the self-hosted servers' dialect (``hosted_vllm/``).
+
+    DSPy's OpenAI dialect sends the completion budget as ``max_completion_tokens``, which llama_cpp.server ignores
+    (its ``max_tokens`` then defaults to unlimited: a small model runs on to the end of its context, measured at
+    more than 900 s for one call here) and older vLLM and Ollama do not read either. The self-hosted dialect sends
+    ``max_tokens``, which all of them honour, so the per-agent budgets hold on every server.
+    """
+    provider, _, name = model.partition("/")
+    return f"hosted_vllm/{name}" if provider == "openai" and name else model
 
 
 def lm_from_settings(settings: Settings, agent: AgentName, *, model: str | None = None, **engine: Any) -> dspy.LM:

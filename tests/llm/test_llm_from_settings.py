@@ -28,7 +28,7 @@ def test_program_and_jobs_build_the_same_remote_lm(world_db: Path, monkeypatch: 
     program = DiagnosisProgram.from_settings(database=world_db)
     for agent in AGENTS:
         served, (evaluated, _) = program.lm_for(agent), resolve_lm(agent, None, None)
-        assert served.model == evaluated.model == "openai/qwen"
+        assert served.model == evaluated.model == "hosted_vllm/qwen"  # the self-hosted dialect: see self_hosted()
         assert served.kwargs == evaluated.kwargs
         assert served.kwargs["api_base"] == "http://127.0.0.1:9/v1" and served.kwargs["api_key"] == SECRET
         assert served.kwargs["max_tokens"] == program.settings.models.max_tokens_for(agent)
@@ -64,8 +64,8 @@ def test_eval_configured_for_a_server_sends_its_calls_to_that_server(
     first = calls[0]
     assert first["headers"].get("Authorization") == f"Bearer {SECRET}"
     assert first["body"]["model"] == "qwen"
-    budget = first["body"].get("max_tokens", first["body"].get("max_completion_tokens"))
-    assert budget == load_settings().models.max_tokens_for("verifier")
+    # `max_tokens`, the field every self-hosted server reads (llama_cpp.server ignores max_completion_tokens).
+    assert first["body"]["max_tokens"] == load_settings().models.max_tokens_for("verifier")
     assert first["body"]["temperature"] == 0.0
     # The key reached the server, and nowhere else: not into MLflow's params, tags or traces.
     import mlflow

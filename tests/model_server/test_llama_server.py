@@ -56,7 +56,7 @@ def served_calls(since: int) -> list[dict[str, Any]]:
     """DSPy's LM history entries since ``since`` that the server answered (it reports real token usage)."""
     return [
         entry for entry in base_lm.GLOBAL_HISTORY[since:]
-        if entry.get("model") == f"openai/{ALIAS}" and (entry.get("usage") or {}).get("prompt_tokens")
+        if entry.get("model") == f"hosted_vllm/{ALIAS}" and (entry.get("usage") or {}).get("prompt_tokens")
     ]
 
 
