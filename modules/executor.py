@@ -93,6 +93,10 @@ class Executor(dspy.Module):
             token = _CALL_TOOLBOX.set(toolbox)
             try:
                 prediction = self.react(query=query, plan=plan, retry_context=retry_context)
+            except dspy.utils.exceptions.AdapterParseError as exc:
+                # As in plan mode: what the model wrote goes to the Gatekeeper verbatim; it is not an agent failure.
+                return dspy.Prediction(raw_output=extract_field_json(str(exc.lm_response), "executor_output"),
+                                       mode="react")
             finally:
                 _CALL_TOOLBOX.reset(token)
             return dspy.Prediction(raw_output=_dump_output(prediction.executor_output), mode="react")

@@ -71,6 +71,25 @@ def test_react_sessions_in_parallel_record_only_into_their_own_session(world_db:
         assert all(inv.input == {"order_id": order_id} for inv in invocations), invocations
 
 
+class UnparsableReact(dspy.Module):
+    """A ReAct whose final extraction the adapter cannot parse, as a small served model's often is."""
+
+    def forward(self, query: str, plan: Any, retry_context: Any = None) -> dspy.Prediction:
+        raise dspy.utils.exceptions.AdapterParseError(
+            "JSONAdapter", dspy.Signature("query -> executor_output"), '{"executor_output": {"claims": [{"x": 1}]}}'
+        )
+
+
+def test_react_output_the_adapter_cannot_parse_reaches_the_gatekeeper_verbatim(world_db: Path) -> None:
+    executor = Executor("react")
+    executor.react = UnparsableReact()
+    result = build(world_db, executor=executor, verifier=ScriptedVerifier(ALL_DIRECT))(query=QUERY)
+    steps = AuditStore(world_db).steps(result.session_id)
+    executor_steps = [step for step in steps if step["agent"] == "executor"]
+    assert executor_steps and all(step["status"] == "ok" for step in executor_steps)
+    assert result.verdict != "PASS" and '{"claims": [{"x": 1}]}' in executor_steps[0]["model_output"]
+
+
 class LateExecutor(dspy.Module):
     """Runs past its deadline, then tries to record one more tool call, as a hung model's thread would."""
 
