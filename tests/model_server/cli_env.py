@@ -8,12 +8,15 @@ import sys
 from pathlib import Path
 
 NET_GUARD = Path(__file__).parent / "net_guard"
+CI_MARKERS = {"CI", "PYTEST_CURRENT_TEST", "GITHUB_ACTIONS", "GITLAB_CI", "JENKINS_URL", "BUILDKITE", "TF_BUILD"}
 QUESTION = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
 
 
 def server_env(api_base: str, database: Path, net_log: Path, **extra: str) -> dict[str, str]:
     """A CLI environment whose every agent uses the server at ``api_base``, with non-loopback connections refused."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("EVIGATE_", "LITELLM_"))}
+    # As a user runs it: no CI or pytest markers either (MLflow, for one, skips its telemetry when it sees them).
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("EVIGATE_", "LITELLM_", "MLFLOW_")) and key not in CI_MARKERS}
     env.update({
         "EVIGATE_DATABASE": str(database),
         "EVIGATE_MODEL": "openai/qwen",
