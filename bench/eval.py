@@ -80,10 +80,12 @@ def bench_verifier(sets: list[str], model: str | None, limit: int | None) -> Non
 
 
 def _bench_model(model: str, cases: list[VerifierCase], gates: GateCache) -> None:
-    from evigate.llm import make_lm
+    from evigate.llm import lm_from_settings
     from evigate.modules.verifier import Verifier
+    from evigate.settings import load_settings
 
-    verifier, lm = Verifier(), make_lm(model)
+    # The Verifier's LM exactly as `evigate ask` builds it (server, key, budget, decoding limits), with this model.
+    verifier, lm = Verifier(), lm_from_settings(load_settings(), "verifier", model=model)
     scores = []
     started = time.perf_counter()
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):

@@ -5,7 +5,15 @@ The heavy parts (DSPy, the local model) load lazily, so `import evigate.rules` s
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
+
+# Nothing is fetched at run time: litellm's model cost map and DSPy's model metadata (which reads the same switch)
+# come from the installed packages instead of a download on first use. Set before anything imports either of them;
+# an explicit value in the environment still wins.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# MLflow (eval, optimize, ui) would otherwise post usage telemetry from a user's machine (it skips it only in CI).
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 from evigate.errors import EvigateError
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 
 from evigate.errors import ConfigError
 
@@ -97,7 +97,9 @@ class ModelSettings(_Section):
         description="per-agent completion budgets: a small model that loops stops here instead of running on",
     )
     api_base: str | None = Field(default=None, description="e.g. a vLLM or Ollama server URL")
-    api_key: str | None = None
+    # A secret: masked in repr and logs, and left out of every dump (session settings snapshots, `show --json`).
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
+    num_retries: int = Field(default=1, ge=0, le=10, description="retries of a failed call to a model server")
 
     local_bounds: dict[str, int] = Field(
         default_factory=lambda: dict(DEFAULT_LOCAL_BOUNDS),
@@ -119,6 +121,12 @@ class ModelSettings(_Section):
         if not isinstance(value, Mapping):
             return value
         return {**_MAPPING_DEFAULTS[info.field_name or ""], **value}
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _key_as_text(cls, value: Any) -> Any:
+        """An environment value is parsed as YAML, so a numeric key would arrive as a number."""
+        return value if value is None or isinstance(value, SecretStr) else str(value)
 
     def for_agent(self, agent: AgentName) -> str:
         return getattr(self, agent) or self.default

@@ -14,6 +14,7 @@ from evigate.llm.schema_bounds import SchemaBounds, bound_json_schema, is_bounde
 
 if TYPE_CHECKING:
     from evigate.llm.engine import AsyncLlamaCppEngine, LlamaCppEngine
+    from evigate.llm.from_settings import lm_from_settings
     from evigate.llm.lm import make_lm
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "bound_json_schema",
     "escape_control_chars_in_strings",
     "is_bounded",
+    "lm_from_settings",
     "make_lm",
     "model_cache_dir",
     "repair_json_text",
@@ -37,6 +39,7 @@ _LAZY = {
     "LlamaCppEngine": "evigate.llm.engine",
     "AsyncLlamaCppEngine": "evigate.llm.engine",
     "make_lm": "evigate.llm.lm",
+    "lm_from_settings": "evigate.llm.from_settings",
 }
 
 

@@ -33,12 +33,20 @@ from pathlib import Path
 
 import numpy as np
 
+from evigate.llm.state_files import (
+    SUFFIX,
+    encode_state,
+    make_private_directory,
+    read_state,
+    read_tokens,
+    state_name,
+    unsafe_directory,
+)
+
 logger = logging.getLogger(__name__)
 
 MIN_PREFIX_TOKENS = 32
 """Shorter shared prefixes are not worth a restore (the chat template's opening alone is a few tokens)."""
-
-_MAGIC = b"EVGKV001"
 
 
 def common_prefix(a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> int:
@@ -60,19 +68,13 @@ class Match:
     data: bytes | None = None
     path: Path | None = None
 
+    model_id: str = ""
+
     def load(self) -> bytes | None:
         if self.data is not None:
             return self.data
         assert self.path is not None
-        try:
-            raw = self.path.read_bytes()
-        except OSError:
-            return None
-        header = len(_MAGIC) + 8
-        if not raw.startswith(_MAGIC) or len(raw) < header:
-            return None
-        n = int.from_bytes(raw[len(_MAGIC) : header], "little")
-        return raw[header + 4 * n :]
+        return read_state(self.path, self.model_id, self.tokens)
 
 
 class PrefixCache:
@@ -82,10 +84,19 @@ class PrefixCache:
         capacity_bytes: RAM for states of recent calls (0 keeps none in RAM).
         disk_dir: where system-prompt states persist across processes (None: RAM only).
         max_disk_files: older files beyond this many are removed.
+        model_id: the identity of the model the states belong to (default: the directory's name, which
+            `models.prefix_state_dir` derives from the model file, llama.cpp's version and n_ctx).
     """
 
-    def __init__(self, capacity_bytes: int, disk_dir: Path | None = None, max_disk_files: int = 24) -> None:
+    def __init__(
+        self, capacity_bytes: int, disk_dir: Path | None = None, max_disk_files: int = 24, model_id: str | None = None
+    ) -> None:
         self.capacity_bytes = capacity_bytes
+        self.model_id = model_id if model_id is not None else (disk_dir.name if disk_dir is not None else "")
+        self.refused: str | None = unsafe_directory(disk_dir) if disk_dir is not None else None
+        if self.refused is not None:
+            logger.warning("prompt states are not read from or written to %s: %s", disk_dir, self.refused)
+            disk_dir = None
         self.disk_dir = disk_dir
         self.max_disk_files = max_disk_files
         self._ram: OrderedDict[bytes, tuple[np.ndarray, bytes]] = OrderedDict()
@@ -106,7 +117,7 @@ class PrefixCache:
             for path, stored in self._disk().items():
                 length = common_prefix(stored, tokens)
                 if length >= MIN_PREFIX_TOKENS and (found is None or length > found.length):
-                    found = Match(stored, length, path=path)
+                    found = Match(stored, length, path=path, model_id=self.model_id)
         return found
 
     def on_disk(self, tokens: Sequence[int]) -> bool:
@@ -132,10 +143,10 @@ class PrefixCache:
         stored = np.asarray(tokens, dtype=np.int32)
         path = self._path_for(stored)
         try:
-            self.disk_dir.mkdir(parents=True, exist_ok=True)
-            handle, tmp = tempfile.mkstemp(dir=self.disk_dir, suffix=".tmp")
+            make_private_directory(self.disk_dir)
+            handle, tmp = tempfile.mkstemp(dir=self.disk_dir, suffix=".tmp")  # created 0600
             with os.fdopen(handle, "wb") as out:
-                out.write(_MAGIC + len(stored).to_bytes(8, "little") + stored.tobytes() + data)
+                out.write(encode_state(self.model_id, stored, data))
             os.replace(tmp, path)
         except OSError as exc:
             logger.warning("could not persist a prompt state to %s: %s", self.disk_dir, exc)
@@ -158,15 +169,14 @@ class PrefixCache:
     # -- disk -----------------------------------------------------------------------------------------------------
     def _path_for(self, tokens: Sequence[int]) -> Path:
         assert self.disk_dir is not None
-        digest = hashlib.sha256(np.asarray(tokens, dtype=np.int32).tobytes()).hexdigest()[:32]
-        return self.disk_dir / f"{digest}.kv"
+        return self.disk_dir / state_name(self.model_id, tokens)
 
     def _disk(self) -> dict[Path, np.ndarray]:
         if self._disk_index is None:
             self._disk_index = {}
             if self.disk_dir is not None and self.disk_dir.is_dir():
-                for path in self.disk_dir.glob("*.kv"):
-                    tokens = _read_tokens(path)
+                for path in self.disk_dir.glob(f"*{SUFFIX}"):
+                    tokens = read_tokens(path, self.model_id)
                     if tokens is not None:
                         self._disk_index[path] = tokens
         return self._disk_index
@@ -179,18 +189,3 @@ class PrefixCache:
         for path in by_age[: len(index) - self.max_disk_files]:
             path.unlink(missing_ok=True)
             index.pop(path, None)
-
-
-def _read_tokens(path: Path) -> np.ndarray | None:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(len(_MAGIC) + 8)
-            if not head.startswith(_MAGIC) or len(head) < len(_MAGIC) + 8:
-                return None
-            n = int.from_bytes(head[len(_MAGIC) :], "little")
-            body = handle.read(4 * n)
-    except OSError:
-        return None
-    if len(body) != 4 * n:
-        return None
-    return np.frombuffer(body, dtype=np.int32).copy()

@@ -7,7 +7,12 @@ injected agents alike, whatever LM they use.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import contextvars
+import logging
+import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +21,31 @@ from dspy.clients import base_lm
 
 from evigate.llm.adapter import adapter_for
 from evigate.modules import progress
+from evigate.modules.call_toolbox import CallToolbox
+
+logger = logging.getLogger(__name__)
+
+# Where the running program wants late-result notes of agents that hold no toolbox (planner, verifier, composer):
+# set per round by DiagnosisProgram, read by call_agent in the thread that waits on the call.
+_LATE_NOTES: contextvars.ContextVar[Callable[[str, str], None] | None] = contextvars.ContextVar(
+    "evigate_late_notes", default=None
+)
+
+
+@contextlib.contextmanager
+def late_notes_to(store: Any, session_id: str, round_number: int) -> Iterator[None]:
+    """Agent calls made inside note a late result as a ``discarded`` agent step of this session and round."""
+
+    def note(agent_name: str, text: str) -> None:
+        store.record_step(
+            session_id, round_number, agent_name, thought=text, model_output="", status="discarded", error=text
+        )
+
+    token = _LATE_NOTES.set(note)
+    try:
+        yield
+    finally:
+        _LATE_NOTES.reset(token)
 
 
 @dataclass
@@ -40,15 +70,28 @@ class AgentCall:
         return "\n".join(self.raw_texts)
 
 
-def call_agent(agent: Any, agent_name: str, lm: dspy.LM | None, timeout_s: float, **inputs: Any) -> AgentCall:
-    """Call ``agent(**inputs)`` with ``lm`` and the JSON adapter in context; never raises.
+def call_agent(
+    agent: Any,
+    agent_name: str,
+    lm: dspy.LM | None,
+    timeout_s: float,
+    *,
+    note_late: Callable[[str], None] | None = None,
+    **inputs: Any,
+) -> AgentCall:
+    """Call ``agent(**inputs)`` with ``lm`` and the JSON adapter in context; never raises (but lets Ctrl-C through).
 
     A call that outlives ``timeout_s`` is reported as an error. Its worker thread cannot be killed and finishes in
-    the background; its result is discarded.
+    the background: a ``toolbox`` input is lent to this call only (`CallToolbox`), so the late thread can record no
+    more tool calls, and its result is discarded and noted — through ``note_late``, else where `late_notes_to`
+    points, else as an agent step of the toolbox's own session and round — never recorded into a later round.
     """
     marker = base_lm.GLOBAL_HISTORY[-1] if base_lm.GLOBAL_HISTORY else None
     progress.stage_started(agent_name)
     started = time.perf_counter()
+    lent = CallToolbox(inputs["toolbox"], agent_name) if inputs.get("toolbox") is not None else None
+    if lent is not None:
+        inputs["toolbox"] = lent
 
     def run() -> Any:
         overrides: dict[str, Any] = {"adapter": adapter_for(lm if lm is not None else dspy.settings.lm)}
@@ -57,20 +100,37 @@ def call_agent(agent: Any, agent_name: str, lm: dspy.LM | None, timeout_s: float
         with dspy.context(**overrides):
             return agent(**inputs)
 
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"evigate-{agent_name}")
-    future = pool.submit(run)
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def work() -> None:
+        try:
+            future.set_result(run())
+        except BaseException as exc:  # handed to the waiting caller, like a pool's worker does
+            future.set_exception(exc)
+
+    # A daemon thread, not a pool's worker: the interpreter joins pool workers at exit, so a call hung on a slow
+    # model server would keep `evigate ask` from ending after Ctrl-C until the server answered.
+    future.set_running_or_notify_cancel()
+    threading.Thread(target=work, name=f"evigate-{agent_name}", daemon=True).start()
     prediction: Any = None
     error: str | None = None
     exception: BaseException | None = None
+    ended = "interrupted"
     try:
         prediction = future.result(timeout=timeout_s)
+        ended = "answered"
     except concurrent.futures.TimeoutError:
-        error = f"{agent_name} timed out after {timeout_s:.0f}s"
+        ended = f"deadline of {timeout_s:g}s passed"
+        error = f"{agent_name} timed out after {timeout_s:.0f}s; a late result is discarded"
+        note = note_late or _context_note(agent_name) or (_step_note(lent, agent_name) if lent is not None else None)
+        future.add_done_callback(lambda done: _discard_late(done, agent_name, started, timeout_s, lent, note))
     except Exception as exc:  # any agent failure becomes data: the program degrades, it never crashes
+        ended = "failed"
         exception = exc
         error = f"{agent_name} failed: {type(exc).__name__}: {_short(str(exc))}"
     finally:
-        pool.shutdown(wait=False)
+        if lent is not None:
+            lent.close(ended)
     latency_ms = (time.perf_counter() - started) * 1000
     if error is None and not isinstance(prediction, dspy.Prediction):
         error = f"{agent_name} returned {type(prediction).__name__}, not a dspy.Prediction"
@@ -81,6 +141,48 @@ def call_agent(agent: Any, agent_name: str, lm: dspy.LM | None, timeout_s: float
         call.raw_texts.append(str(exception.lm_response))
     progress.stage_finished(agent_name, ok=call.ok, detail=call.error)
     return call
+
+
+def _discard_late(
+    done: concurrent.futures.Future,
+    agent_name: str,
+    started: float,
+    timeout_s: float,
+    lent: CallToolbox | None,
+    note: Callable[[str], None] | None,
+) -> None:
+    """Runs in the late thread when it finally ends: its result is dropped, and that fact is written down."""
+    elapsed = time.perf_counter() - started
+    outcome = "failure" if done.exception() is not None else "result"
+    refused = f"; {lent.refused} tool call(s) refused after the deadline" if lent is not None and lent.refused else ""
+    text = (
+        f"{agent_name}'s late {outcome} discarded: it ended after {elapsed:.1f}s, past its {timeout_s:g}s "
+        f"deadline{refused}"
+    )
+    logger.warning(text)
+    if note is None:
+        return
+    try:
+        note(text)
+    except Exception as exc:  # the session may be finished and its store closed by now; the log line stays
+        logger.warning("could not note the late %s result in the audit: %s", agent_name, exc)
+
+
+def _context_note(agent_name: str) -> Callable[[str], None] | None:
+    sink = _LATE_NOTES.get()
+    return None if sink is None else (lambda text: sink(agent_name, text))
+
+
+def _step_note(lent: CallToolbox, agent_name: str) -> Callable[[str], None]:
+    """Write a late-result note as an agent step of the call's own session and round (status ``discarded``)."""
+    store, session_id, round_number = lent.store, lent.session_id, lent.round
+
+    def note(text: str) -> None:
+        store.record_step(
+            session_id, round_number, agent_name, thought=text, model_output="", status="discarded", error=text
+        )
+
+    return note
 
 
 def _attach_history(call: AgentCall, marker: Any) -> None:

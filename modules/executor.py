@@ -10,6 +10,7 @@ and the raw text is returned unparsed: parsing and judging it is the Gatekeeper'
 
 from __future__ import annotations
 
+import contextvars
 import json
 from typing import Any, Literal
 
@@ -20,6 +21,11 @@ from evigate.llm.constraints import constrain
 from evigate.modules.evidence_view import format_evidence, query_entities, step_key
 from evigate.signatures import Plan, RetryContext, ToolInvocation
 from evigate.signatures.agents import WriteEvidence
+
+# The toolbox of the call being run. The Executor module is shared by every session a process runs (threads of one
+# server, a pool of evaluations); a toolbox kept on the module let one session's ReAct steps record into another's.
+# A context variable belongs to the thread (and context) running the call, so each call sees only its own.
+_CALL_TOOLBOX: contextvars.ContextVar[Any] = contextvars.ContextVar("evigate_executor_toolbox", default=None)
 
 
 def extract_field_json(raw: str, field: str) -> str:
@@ -74,7 +80,6 @@ class Executor(dspy.Module):
         self.mode = mode
         self.max_evidence_chars = max_evidence_chars
         self.write = dspy.Predict(WriteEvidence)
-        self._toolbox: Any = None
         self.react = None
         if mode == "react":
             registry = registry if registry is not None else self.domain.build_registry()
@@ -87,11 +92,15 @@ class Executor(dspy.Module):
         if toolbox is None:
             raise ValueError("the executor needs the session's toolbox")
         if self.mode == "react" and self.react is not None:
-            self._toolbox = toolbox
+            token = _CALL_TOOLBOX.set(toolbox)
             try:
                 prediction = self.react(query=query, plan=plan, retry_context=retry_context)
+            except dspy.utils.exceptions.AdapterParseError as exc:
+                # As in plan mode: what the model wrote goes to the Gatekeeper verbatim; it is not an agent failure.
+                return dspy.Prediction(raw_output=extract_field_json(str(exc.lm_response), "executor_output"),
+                                       mode="react")
             finally:
-                self._toolbox = None
+                _CALL_TOOLBOX.reset(token)
             return dspy.Prediction(raw_output=_dump_output(prediction.executor_output), mode="react")
         self._run_plan(plan, retry_context, toolbox)
         invocations = toolbox.invocations()
@@ -124,7 +133,10 @@ class Executor(dspy.Module):
         name = tool.name
 
         def call(**kwargs: Any) -> str:
-            result = self._toolbox.call(name, **kwargs)
+            toolbox = _CALL_TOOLBOX.get()
+            if toolbox is None:
+                raise RuntimeError(f"{name} was called outside an Executor call: no session toolbox to record it")
+            result = toolbox.call(name, **kwargs)
             status = "" if result.success else " FAILED"
             body = result.output if result.success else (result.error or result.output)
             return f"[invocation {result.invocation_id} {name}{status}]\n{body[: self.max_evidence_chars]}"

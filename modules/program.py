@@ -8,6 +8,7 @@ Composer output inside fixed templates, or the deterministic renderer — never 
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from evigate.domain import Domain, load_domain
 from evigate.llm.models import is_local_model
 from evigate.modules import progress
 from evigate.modules.audit import RoundState, record_step, verifier_evaluation
-from evigate.modules.calls import call_agent
+from evigate.modules.calls import call_agent, late_notes_to
 from evigate.modules.composer import Composer
 from evigate.modules.executor import Executor, step_key
 from evigate.modules.judgement import guard_composer_output
@@ -39,6 +40,8 @@ from evigate.settings import AGENTS, Settings, load_settings
 from evigate.signatures import ComposerOutput, DiagnosisResult, RoundRecord, VerifierOutput
 from evigate.store import AuditStore
 from evigate.tools import DataSource, Toolbox
+
+logger = logging.getLogger(__name__)
 
 MAX_ROUNDS = 2
 
@@ -136,22 +139,9 @@ class DiagnosisProgram(dspy.Module):
         builtin = (Planner, Executor, Verifier, Composer)
         if not isinstance(getattr(self, agent), builtin):
             return None
-        from evigate.llm import make_lm
+        from evigate.llm import lm_from_settings
 
-        models = self.settings.models
-        options: dict[str, Any] = {"temperature": models.temperature, "max_tokens": models.max_tokens_for(agent)}
-        if models.api_base:
-            options["api_base"] = models.api_base
-        if models.api_key:
-            options["api_key"] = models.api_key
-        # The local engine aborts a generation at this deadline, so a timed-out call does not keep the model busy.
-        options["timeout"] = self.settings.timeouts.agent_seconds
-        model = models.for_agent(agent)
-        if is_local_model(model):
-            options.update(models.local_bounds)
-            options["field_limits"] = models.local_field_limits
-            options["omit_fields"] = models.local_omit_fields
-        self._lms[agent] = make_lm(model, **options)
+        self._lms[agent] = lm_from_settings(self.settings, agent)  # type: ignore[arg-type]
         return self._lms[agent]
 
     def verifier_trace_entries(self) -> int:
@@ -182,7 +172,8 @@ class DiagnosisProgram(dspy.Module):
         try:
             for round_number in range(1, MAX_ROUNDS + 1):
                 progress.round_started(round_number)
-                state = run_round(self, session_id, query, round_number, retry)
+                with late_notes_to(self.store, session_id, round_number):
+                    state = run_round(self, session_id, query, round_number, retry)
                 state.retry_context = retry
                 self._write_evaluation(session_id, state, history)
                 if not self._needs_another_round(state, round_number):
@@ -191,18 +182,29 @@ class DiagnosisProgram(dspy.Module):
                 retry = build_retry_context(state.decision, state.normalized, round_number, self._completed(session_id))
             assert state is not None
             return self._finish(session_id, query, state, history)
-        except Exception as exc:  # infrastructure failure: record it on the session, then surface it
+        except BaseException as exc:
+            # An infrastructure failure, or Ctrl-C / a termination signal (KeyboardInterrupt, SystemExit): record it
+            # on the session so that it never stays `running`, then let it go on up.
+            self._end_abruptly(session_id, exc, rounds=len(history) + 1)
+            raise
+
+    def _end_abruptly(self, session_id: str, exc: BaseException, *, rounds: int) -> None:
+        interrupted = not isinstance(exc, Exception)
+        error = f"interrupted ({type(exc).__name__})" if interrupted else f"{type(exc).__name__}: {exc}"
+        try:
             self.store.finish_session(
                 session_id,
                 output_type=None,
                 verdict=None,
                 answer="",
-                rounds=len(history) + 1,
+                rounds=rounds,
                 groundedness_score=None,
-                error=f"{type(exc).__name__}: {exc}",
-                status="failed",
+                error=error,
+                status="interrupted" if interrupted else "failed",
             )
-            raise
+        except Exception as store_exc:  # the original exception is what the caller must see
+            logger.warning("could not mark session %s %s: %s", session_id, "interrupted" if interrupted else
+                           "failed", store_exc)
 
     def _needs_another_round(self, state: RoundState, round_number: int) -> bool:
         decision = state.decision
@@ -230,7 +232,8 @@ class DiagnosisProgram(dspy.Module):
         elif decision.verdict == "REJECT" or not self.settings.composer.enabled:
             answer = render_answer(composer_input, None, locale=locale)
         else:
-            composer_output, violations = self._compose(session_id, state, composer_input)
+            with late_notes_to(self.store, session_id, state.round):
+                composer_output, violations = self._compose(session_id, state, composer_input)
             answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
         self._write_evaluation(
             session_id,

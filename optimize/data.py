@@ -148,13 +148,10 @@ def resolve_lm(agent: str, model: str | None, lm: Any, llm_threads: int | None =
     """
     if lm is not None:
         return lm, str(getattr(lm, "model", type(lm).__name__))
+    from evigate.llm import lm_from_settings
     from evigate.settings import load_settings
 
     settings = load_settings()
     model = model or settings.models.for_agent(agent)  # type: ignore[arg-type]
-    from evigate.llm import make_lm
-
-    if is_local_model(model):
-        options = {"n_threads": llm_threads} if llm_threads else {}
-        return make_lm(model, timeout=settings.timeouts.agent_seconds, **options), model
-    return make_lm(model), model
+    engine = {"n_threads": llm_threads} if llm_threads else {}
+    return lm_from_settings(settings, agent, model=model, **engine), model  # type: ignore[arg-type]

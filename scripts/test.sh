@@ -32,8 +32,8 @@ fi
 # pytest exits 5 when a selection is empty; that is not a failure of the suite.
 run_pytest() { .venv/bin/pytest "$@" || { code=$?; [ "$code" -eq 5 ] || return "$code"; }; }
 
-run_pytest -q -m "not local_model and not browser and not servers"
-# Slow tests: the real local model end to end, the MLflow UI in Chromium and the real-server connector tests,
-# with a hard time budget.
-timeout --signal=INT 2700 .venv/bin/pytest -q -m "local_model or browser or servers" \
+run_pytest -q -m "not local_model and not browser and not servers and not model_server"
+# Slow tests, with a hard time budget: the real local model end to end, the MLflow UI in Chromium, real servers
+# (Prometheus, PostgreSQL 15, an MCP server) and real model servers (llama_cpp.server, misbehaving HTTP servers).
+timeout --signal=INT 3600 .venv/bin/pytest -q -m "local_model or browser or servers or model_server" \
   || { code=$?; [ "$code" -eq 5 ] || exit "$code"; }

@@ -42,11 +42,16 @@ def ask(
     except EvigateError as exc:
         print_error(console, exc)
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted:[/yellow] the session is recorded as interrupted (evigate show lists it)")
+        raise typer.Exit(130) from None
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
     style = {"NORMAL": "green", "LOW_CONFID_WITH_DISCLAIMER": "yellow", "DEGRADED": "red"}[result.output_type]
     console.print(Panel(plain(result.answer), title=result.output_type, border_style=style))
+    for problem in _agent_problems(program.store, result.session_id):
+        console.print(Text.assemble(("degraded: ", "yellow"), plain(problem)))
     console.print(
         f"session [bold]{escape(result.session_id)}[/bold] · verdict {result.verdict} · "
         f"groundedness {result.groundedness_score:.2f} · rounds {result.rounds}  "
@@ -70,6 +75,15 @@ def build_program(
     if "program_dir" in resolved.model_fields_set and Path(resolved.program_dir).is_dir():
         return load_program(Path(resolved.program_dir), settings, **kwargs)
     return DiagnosisProgram.from_settings(settings, **kwargs)
+
+
+def _agent_problems(store: Any, session_id: str) -> list[str]:
+    """One line per agent call that failed (model server down, too slow, garbage): why the answer is degraded."""
+    try:
+        steps = store.steps(session_id)
+    except EvigateError:
+        return []
+    return [f"round {step['round']} {step['agent']}: {step['error']}" for step in steps if step["status"] == "error"]
 
 
 @app.command("show")

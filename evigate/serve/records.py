@@ -11,9 +11,18 @@ def session_record(store: Any, session_id: str) -> dict[str, Any]:
 
     Raises :class:`evigate.errors.SessionNotFoundError` for an unknown id.
     """
+    session = store.session(session_id)
+    _redact_secrets(session)
     record = {
-        "session": store.session(session_id),
+        "session": session,
         "agent_steps": store.steps(session_id),
         "tool_invocations": [invocation.model_dump() for invocation in store.invocations(session_id)],
     }
     return json.loads(json.dumps(record, ensure_ascii=False, default=str))
+
+
+def _redact_secrets(session: dict[str, Any]) -> None:
+    """Sessions written before api_key became a secret hold it in their settings snapshot: never print or serve it."""
+    models = (session.get("settings") or {}).get("models")
+    if isinstance(models, dict) and models.get("api_key"):
+        models["api_key"] = "**********"
