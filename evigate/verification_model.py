@@ -23,26 +23,12 @@ MAX_PASSAGE_CHARS_SHOWN = 3000
 
 
 def _verifier_lm(model: str) -> Any:
-    """The Verifier's LM for ``model``, with the settings' decoding options (the one place verify builds an LM)."""
-    from evigate.llm import make_lm
-    from evigate.llm.models import is_local_model
+    """The Verifier's LM for ``model`` under the settings, from the one LM builder, with the agent deadline."""
+    from evigate.llm import lm_from_settings
     from evigate.settings import load_settings
 
     settings = load_settings()
-    models = settings.models
-    options: dict[str, Any] = {
-        "temperature": models.temperature, "max_tokens": models.max_tokens_for("verifier"),
-        "timeout": settings.timeouts.agent_seconds,
-    }
-    if models.api_base:
-        options["api_base"] = models.api_base
-    if models.api_key:
-        options["api_key"] = models.api_key
-    if is_local_model(model):
-        options.update(models.local_bounds)
-        options["field_limits"] = models.local_field_limits
-        options["omit_fields"] = models.local_omit_fields
-    return make_lm(model, **options), settings.timeouts.agent_seconds
+    return lm_from_settings(settings, "verifier", model=model), settings.timeouts.agent_seconds
 
 
 def verifier_input(grounding: Grounding) -> VerifierInput:
