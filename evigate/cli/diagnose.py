@@ -17,14 +17,14 @@ from evigate.cli.terminal import escape, plain, print_error, strip_controls
 from evigate.errors import EvigateError
 
 console = Console()
-_DATABASE_HELP = "DuckDB file (default ./evigate.duckdb; env EVIGATE_DATABASE)"
+_DATABASE_HELP = "DuckDB file or postgresql:// URL (default ./evigate.duckdb; env EVIGATE_DATABASE)"
 
 
 @app.command("ask")
 def ask(
     query: str = typer.Argument(..., help="the incident question, e.g. 订单 123 支付失败，ERR_TIMEOUT 是什么原因？"),
     settings: Path | None = typer.Option(None, "--settings", "-s", help="settings YAML"),
-    database: Path | None = typer.Option(None, "--database", "-d", help=_DATABASE_HELP),
+    database: str | None = typer.Option(None, "--database", "-d", help=_DATABASE_HELP),
     program_dir: Path | None = typer.Option(None, "--program", help="compiled program directory to load"),
     as_json: bool = typer.Option(False, "--json", help="print the DiagnosisResult as JSON"),
     domain: str | None = typer.Option(None, "--domain", help="domain folder (or 'demo'); default: settings' domain"),
@@ -89,7 +89,7 @@ def _agent_problems(store: Any, session_id: str) -> list[str]:
 @app.command("show")
 def show(
     session_id: str = typer.Argument(..., help="a session id printed by `evigate ask`"),
-    database: Path | None = typer.Option(None, "--database", "-d", help=_DATABASE_HELP),
+    database: str | None = typer.Option(None, "--database", "-d", help=_DATABASE_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the raw audit record as JSON"),
 ) -> None:
     """Print the audit chain: final answer → composer input → verifier → gatekeeper → tool invocations."""

@@ -30,7 +30,7 @@ DATABASE_OPTION = typer.Option(
 )
 
 
-def resolve_database(option: Path | None) -> Path:
+def resolve_database(option: str | Path | None) -> Path:
     """--database, else $EVIGATE_DATABASE, else ./evigate.duckdb.
 
     With a server audit store (a postgresql:// URL) each worker builds the demo world in its own memory on first
@@ -55,7 +55,7 @@ def _counts_table(title: str, counts: dict[str, int]) -> Table:
 
 @world_app.command("init")
 def init(
-    database: Path | None = DATABASE_OPTION,
+    database: str | None = DATABASE_OPTION,
     seed: int = typer.Option(DEFAULT_SEED, help="generator seed; the same seed gives the same world"),
     scale: float = typer.Option(1.0, min=0.01, max=20.0, help="order volume factor (1.0 = the full demo world)"),
 ) -> None:
@@ -77,7 +77,7 @@ def init(
 
 
 @world_app.command("stats")
-def stats(database: Path | None = DATABASE_OPTION) -> None:
+def stats(database: str | None = DATABASE_OPTION) -> None:
     """Row counts, generator version and the incidents of the world in the database."""
     from evigate.store import AuditStore
 

@@ -151,3 +151,17 @@ def test_ask_shows_live_stages_driven_by_progress_events(world_db: Path) -> None
     assert any(line.startswith("round 1 · executor …") for line in lines)
     assert "planner ✓" in lines[-1] and "composer ✓" in lines[-1]
     assert "executor …" in screen.getvalue()  # drawn while the executor ran
+
+
+def test_a_postgresql_url_given_to_database_reaches_the_store_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    # Typed as a Path, "postgresql://u@h/db" became "postgresql:/u@h/db": a DuckDB file of that name was opened.
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: the store must try PostgreSQL there and say so
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql://evigate:pw-never-shown@127.0.0.1:{port}/evigate"
+    code, output = run(["show", "no-such-session", "--database", url], capsys)
+    assert code != 0
+    assert_one_clear_error(output, f"127.0.0.1:{port}")
+    assert "pw-never-shown" not in output and not Path("postgresql:").exists()
