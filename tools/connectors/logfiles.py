@@ -192,10 +192,12 @@ class LogFilesTool(ConnectorTool):
             where.append("upper(level) = ?")
             params.append(args.level.upper())
             echo.append(f"level={args.level.upper()}")
-        if args.keyword:
+        # Python's strip, not pydantic's: a keyword of only separators or control characters (\x1f) is no filter.
+        keyword = (args.keyword or "").strip()
+        if keyword:
             where.append("contains(lower(coalesce(message, line)), ?)")
-            params.append(args.keyword.lower())
-            echo.append(f"keyword={args.keyword!r}")
+            params.append(keyword.lower())
+            echo.append(f"keyword={keyword!r}")
         for bound, op in (("start", ">="), ("end", "<=")):
             value = getattr(args, bound)
             if value:
