@@ -35,7 +35,7 @@ from evigate.store.duck import LINGER_SECONDS
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.pg_server import start_pg_server, stop_pg_server  # noqa: E402  (the test suite's server fixture)
+from tests.servers import audit_pg_server  # noqa: E402  (the test suite's server fixture)
 from tests.store.test_store_load import run_workers  # noqa: E402
 
 
@@ -71,9 +71,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"machine: {platform.machine()} {os.cpu_count()} cores; duckdb {duckdb.__version__}; "
           f"psycopg {psycopg.__version__}; DuckDB linger {LINGER_SECONDS}s")  # fmt: skip
-    server, base = start_pg_server()
-    print(f"PostgreSQL 15 initdb + start: {server.startup_seconds:.1f}s")
-    try:
+    with audit_pg_server() as server:
+        print(f"PostgreSQL 15 initdb + start: {server.startup_seconds:.1f}s")
         with tempfile.TemporaryDirectory() as scratch:
             cold = time_calls(str(Path(scratch) / "cold.duckdb"), args.sessions, LINGER_SECONDS * 1.5)
             burst = time_calls(str(Path(scratch) / "burst.duckdb"), args.sessions, 0.0)
@@ -91,8 +90,6 @@ def main() -> None:
                   "included)")  # fmt: skip
             print(f"  one DuckDB file: {duck_s:.1f}s, {total / duck_s:.2f} sessions/s")
             print(f"  PostgreSQL 15:   {pg_s:.1f}s, {total / pg_s:.2f} sessions/s (x{duck_s / pg_s:.2f})")
-    finally:
-        stop_pg_server(base)
 
 
 if __name__ == "__main__":

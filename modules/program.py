@@ -17,27 +17,20 @@ import dspy
 from evigate.domain import Domain, load_domain
 from evigate.llm.models import is_local_model
 from evigate.modules import progress
-from evigate.modules.audit import RoundState, record_step, verifier_evaluation
-from evigate.modules.calls import call_agent, late_notes_to
+from evigate.modules.assembly import gatekeeper_from_settings
+from evigate.modules.audit import RoundState, verifier_evaluation
+from evigate.modules.calls import late_notes_to
 from evigate.modules.composer import Composer
 from evigate.modules.executor import Executor, step_key
-from evigate.modules.judgement import guard_composer_output
+from evigate.modules.finish import finish_diagnosis
 from evigate.modules.planner import Planner
 from evigate.modules.rounds import run_round
-from evigate.modules.rule_writer import RULE_EVALUATION_WAIT_SECONDS, RuleEvaluationWriter
+from evigate.modules.rule_writer import RULE_EVALUATION_WAIT_SECONDS
 from evigate.modules.saved_state import load_agent_state, sha256_of, write_manifest
 from evigate.modules.verifier import Verifier
-from evigate.rules import (
-    OUTPUT_TYPE_OF_VERDICT,
-    Gatekeeper,
-    build_composer_input,
-    build_retry_context,
-    render_answer,
-    render_parse_failure,
-    score_rule_evaluation,
-)
+from evigate.rules import Gatekeeper, build_retry_context, score_rule_evaluation
 from evigate.settings import AGENTS, Settings, load_settings
-from evigate.signatures import ComposerOutput, DiagnosisResult, RoundRecord, VerifierOutput
+from evigate.signatures import DiagnosisResult, RoundRecord
 from evigate.store import AuditStore
 from evigate.tools import DataSource, Toolbox
 
@@ -104,14 +97,7 @@ class DiagnosisProgram(dspy.Module):
         store = AuditStore(settings.database)
         chosen.prepare(store, database=settings.database)
         registry = registry if registry is not None else chosen.build_registry()
-        gk_settings = settings.gatekeeper
-        gatekeeper = Gatekeeper.from_yaml(gk_settings.rules_file) if gk_settings.rules_file else Gatekeeper.default()
-        overrides_map = dict(gk_settings.overrides)
-        if not gk_settings.enabled:
-            overrides_map = {rule_id: {"enabled": False} for rule_id in gatekeeper.verdict_impacts}
-        if overrides_map:
-            gatekeeper = gatekeeper.with_overrides(overrides_map)
-        gatekeeper = gatekeeper.with_vocabulary(chosen.entity_vocabulary())  # the domain's names are entities too
+        gatekeeper = gatekeeper_from_settings(settings, chosen)
         ex = settings.executor
         evidence_chars = ex.local_max_evidence_chars if is_local_model(settings.models.for_agent("executor")) else None
         return cls(
@@ -217,77 +203,7 @@ class DiagnosisProgram(dspy.Module):
         return [step_key(inv.tool_name, inv.input) for inv in self.store.invocations(session_id) if inv.success]
 
     def _finish(self, session_id: str, query: str, state: RoundState, history: list[RoundRecord]) -> DiagnosisResult:
-        # V1: the rule score is a second, independent writer of self_evaluation; its failure is recorded, not lost.
-        rule_writer = RuleEvaluationWriter(lambda: self._write_rule_evaluation(session_id, state))
-        decision, locale = state.decision, self.settings.locale
-        output_type = OUTPUT_TYPE_OF_VERDICT[decision.verdict]
-        composer_input = build_composer_input(
-            query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result
-        )
-        composer_output: ComposerOutput | None = None
-        violations: list[str] = []
-        degraded_reason = "; ".join(decision.reasons) if decision.verdict == "REJECT" else None
-        if state.parse_status.status != "valid":
-            answer = render_parse_failure(query, state.parse_status, locale=locale)
-        elif decision.verdict == "REJECT" or not self.settings.composer.enabled:
-            answer = render_answer(composer_input, None, locale=locale)
-        else:
-            with late_notes_to(self.store, session_id, state.round):
-                composer_output, violations = self._compose(session_id, state, composer_input)
-            answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
-        self._write_evaluation(
-            session_id,
-            state,
-            history,
-            composer_input=composer_input,
-            composer_output=composer_output,
-            composer_violations=violations,
-            output_type=output_type,
-            degraded_reason=degraded_reason,
-        )
-        rule_writer.settle(self.store, session_id, state.round, self.rule_evaluation_wait_seconds)
-        self.store.finish_session(
-            session_id,
-            output_type=output_type,
-            verdict=decision.verdict,
-            answer=answer,
-            rounds=state.round,
-            groundedness_score=decision.groundedness_score,
-        )
-        return DiagnosisResult(
-            session_id=session_id,
-            output_type=output_type,
-            answer=answer,
-            verdict=decision.verdict,
-            groundedness_score=decision.groundedness_score,
-            rounds=state.round,
-            degraded_reason=degraded_reason,
-        )
-
-    def _compose(
-        self, session_id: str, state: RoundState, composer_input: Any
-    ) -> tuple[ComposerOutput | None, list[str]]:
-        call = call_agent(
-            self.composer,
-            "composer",
-            self.lm_for("composer"),
-            self.settings.timeouts.agent_seconds,
-            composer_input=composer_input,
-        )
-        output = getattr(call.prediction, "composer_output", None) if call.ok else None
-        if not isinstance(output, ComposerOutput):
-            violations = [f"composer output unusable: {call.error or type(output).__name__}"]
-            output = None
-        else:
-            violations = guard_composer_output(composer_input, output, state.normalized, state.decision)
-        record_step(
-            self.store,
-            session_id,
-            state.round,
-            call,
-            "composer output accepted" if not violations else f"replaced by renderer: {violations[:2]}",
-        )
-        return output, violations
+        return finish_diagnosis(self, session_id, query, state, history)
 
     def _write_evaluation(self, session_id: str, state: RoundState, history: list[RoundRecord], **final: Any) -> None:
         evaluation = verifier_evaluation(state, history, **final)
@@ -341,6 +257,3 @@ def load_program(
             load_agent_state(module, state_file, agent)
     return program
 
-
-def _no_judgement() -> VerifierOutput:
-    return VerifierOutput(verdict="LOW_CONFID", rationale="")

@@ -16,40 +16,32 @@ import contextlib
 import os
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from pydantic import BaseModel
-
 from evigate.errors import AuditValueError, InvocationNotFoundError, SessionNotFoundError, StoreError
-from evigate.signatures import SELF_EVALUATION_SLOTS, ToolInvocation
-from evigate.store.codec import clean_text, clean_value, from_json_text, require_finite, to_json_text
+from evigate.signatures import ToolInvocation
+from evigate.store.codec import clean_text, require_finite, to_json_text
 from evigate.store.connection import normalise_path
 from evigate.store.duck import LOCK_WAIT_SECONDS, DuckDBBackend, LeasedCursor
-from evigate.store.postgres import PostgresBackend, is_postgres_url, redact_secrets
+from evigate.store.postgres import PostgresBackend, is_postgres_url
 from evigate.store.preview import make_preview
+from evigate.store.rows import (
+    INVOCATION_JSON_COLUMNS,
+    SESSION_JSON_COLUMNS,
+    SESSION_STATUSES,
+    THOUGHT_CHARS,
+    finish_params,
+    invocation_params,
+    recorded_invocation,
+    redacted,
+    self_evaluation_json,
+    utc_now,
+)
 
-SESSION_STATUSES = ("running", "finished", "failed", "interrupted")
-"""Every ``diagnosis_session.status``: ``running`` until :meth:`AuditStore.finish_session` sets one of the others
-(``interrupted``: the process was stopped — Ctrl-C, a server shutdown — before the session could finish)."""
-
-THOUGHT_CHARS = 1000
-"""``agent_step.thought`` is concise by design (V1 "Observability adjustment"); longer text is cut and marked."""
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
-def _none() -> None:
-    return None
-
-
-_SESSION_JSON_COLUMNS = {"settings": _none, "self_evaluation": dict}
-_INVOCATION_JSON_COLUMNS = {"input": dict, "retrieval_details": _none}
+__all__ = ["SESSION_STATUSES", "THOUGHT_CHARS", "AuditStore"]  # the constants live in rows.py, re-exported here
 
 
 class AuditStore:
@@ -141,8 +133,8 @@ class AuditStore:
         if not isinstance(session_id, str) or not session_id.strip():
             raise AuditValueError(f"session_id must be a non-empty string, got {session_id!r}")
         # Credentials never reach the audit: a database URL in the snapshot keeps everything but its password.
-        settings_json = None if settings is None else to_json_text(_redacted(settings), "settings")
-        self._write("INSERT_SESSION", [session_id, query, _utc_now(), settings_json], session_id=session_id)
+        settings_json = None if settings is None else to_json_text(redacted(settings), "settings")
+        self._write("INSERT_SESSION", [session_id, query, utc_now(), settings_json], session_id=session_id)
         return session_id
 
     def finish_session(
@@ -161,23 +153,17 @@ class AuditStore:
 
         ``status`` is ``finished``, ``failed`` or ``interrupted`` (see :data:`SESSION_STATUSES`).
         """
-        if status not in SESSION_STATUSES[1:]:
-            raise AuditValueError(f"a session finishes as one of {list(SESSION_STATUSES[1:])}, got {status!r}")
-        score = None if groundedness_score is None else require_finite(groundedness_score, "groundedness_score")
-        if score is not None and score > 1.0:
-            raise AuditValueError(f"groundedness_score must lie in [0, 1], got {groundedness_score!r}")
-        params = [status, _utc_now(), output_type, verdict, answer, rounds, score, error, session_id]
+        params = finish_params(
+            session_id, output_type=output_type, verdict=verdict, answer=answer, rounds=rounds,
+            groundedness_score=groundedness_score, error=error, status=status,
+        )
         updated = self._write("FINISH_SESSION", params, session_id=session_id, serialise_session_update=True)
         if updated[0][0] == 0:
             raise SessionNotFoundError(f"no diagnosis session {session_id!r} in {self._path}")
 
     def merge_self_evaluation(self, session_id: str, slot: str, value: dict) -> None:
         """Replace one ``self_evaluation`` slot whole, keeping every other slot, in one atomic SQL statement."""
-        if slot not in SELF_EVALUATION_SLOTS:
-            raise AuditValueError(f"unknown self_evaluation slot {slot!r}; valid slots: {list(SELF_EVALUATION_SLOTS)}")
-        if not isinstance(value, Mapping | BaseModel):
-            raise AuditValueError(f"self_evaluation.{slot} must be a JSON object (dict), got {type(value).__name__}")
-        value_json = to_json_text(value if isinstance(value, BaseModel) else dict(value), f"self_evaluation.{slot}")
+        value_json = self_evaluation_json(slot, value)
         params = [slot, value_json, session_id]
         updated = self._write("MERGE_SELF_EVALUATION", params, session_id=session_id, serialise_session_update=True)
         if updated[0][0] == 0:
@@ -188,7 +174,7 @@ class AuditStore:
 
         Timestamps (``created_at``, ``finished_at``) are naive datetimes in UTC.
         """
-        records = self._read("SELECT_SESSION", [session_id], _SESSION_JSON_COLUMNS)
+        records = self._read("SELECT_SESSION", [session_id], SESSION_JSON_COLUMNS)
         if not records:
             raise SessionNotFoundError(f"no diagnosis session {session_id!r} in {self._path}")
         return records[0]
@@ -197,7 +183,7 @@ class AuditStore:
         """The ``limit`` newest sessions, newest first, without ``self_evaluation``."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise AuditValueError(f"limit must be an int >= 0, got {limit!r}")
-        return self._read("SELECT_SESSIONS", [limit], _SESSION_JSON_COLUMNS)
+        return self._read("SELECT_SESSIONS", [limit], SESSION_JSON_COLUMNS)
 
     # -- tool invocations --------------------------------------------------------------------------------
 
@@ -220,52 +206,19 @@ class AuditStore:
 
         ``started_at`` is taken as now minus ``latency_ms``: the call is recorded right after it returns.
         """
-        if not isinstance(input, Mapping):
-            raise AuditValueError(f"tool input must be a dict, got {type(input).__name__}")
-        if not isinstance(output, str):
-            raise AuditValueError(f"tool output must be a str, got {type(output).__name__}")
-        latency = require_finite(latency_ms, "latency_ms")
-        tool_name, output = clean_text(str(tool_name)), clean_text(output)
-        error = None if error is None else clean_text(str(error))
-        preview = make_preview(output, preview_chars)
-        input_json = to_json_text(dict(input), "tool input")
-        details_json = None if retrieval_details is None else to_json_text(retrieval_details, "retrieval_details")
-        started_at = _utc_now() - timedelta(milliseconds=latency)
-        params = [
-            session_id,
-            round,
-            tool_name,
-            input_json,
-            preview,
-            output,
-            details_json,
-            bool(success),
-            error,
-            bool(is_evidence),
-            started_at,
-            latency,
-        ]
-        invocation_id = self._write("INSERT_INVOCATION", params, session_id=session_id)[0][0]
-        return ToolInvocation(
-            id=invocation_id,
-            session_id=session_id,
-            round=round,
-            tool_name=tool_name,
-            input=from_json_text(input_json),
-            output_preview=preview,
-            retrieval_details=from_json_text(details_json),
-            success=bool(success),
-            error=error,
-            is_evidence=bool(is_evidence),
-            output=None if preview == output else output,
+        params = invocation_params(
+            session_id, round, tool_name, input, output, retrieval_details=retrieval_details, success=success,
+            error=error, is_evidence=is_evidence, latency_ms=latency_ms, preview_chars=preview_chars,
         )
+        invocation_id = self._write("INSERT_INVOCATION", params, session_id=session_id)[0][0]
+        return recorded_invocation(invocation_id, params)
 
     def invocations(self, session_id: str, round: int | None = None) -> list[ToolInvocation]:
         """The session's invocations (of one round if given), oldest first; [] for an unknown session."""
         if round is None:
-            records = self._read("SELECT_INVOCATIONS", [session_id], _INVOCATION_JSON_COLUMNS)
+            records = self._read("SELECT_INVOCATIONS", [session_id], INVOCATION_JSON_COLUMNS)
         else:
-            records = self._read("SELECT_ROUND_INVOCATIONS", [session_id, round], _INVOCATION_JSON_COLUMNS)
+            records = self._read("SELECT_ROUND_INVOCATIONS", [session_id, round], INVOCATION_JSON_COLUMNS)
         return [ToolInvocation(**record) for record in records]
 
     def invocation_output(self, invocation_id: int) -> str:
@@ -303,7 +256,7 @@ class AuditStore:
             require_finite(latency_ms, "latency_ms"),
             status,
             error,
-            _utc_now(),
+            utc_now(),
         ]
         return self._write("INSERT_STEP", params, session_id=session_id)[0][0]
 
@@ -330,16 +283,3 @@ class AuditStore:
         sql_text = getattr(self._backend.dialect, statement)
         return self._backend.write(sql_text, cleaned, session_id=session_id, lock=lock)
 
-
-def _redacted(value: Any) -> Any:
-    """``value`` with any database URL's password replaced, in every string inside it."""
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    value = clean_value(value)
-    if isinstance(value, str):
-        return redact_secrets(value)
-    if isinstance(value, dict):
-        return {key: _redacted(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted(item) for item in value]
-    return value

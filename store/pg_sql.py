@@ -1,22 +1,26 @@
 """The audit store's SQL for PostgreSQL: the statements of :mod:`evigate.store.sql`, same names, same results.
 
 Every statement is parameterised (``%s``; values never enter SQL text). JSON columns are read back as text
-(``::text``), so both backends hand the codec the same thing to parse.
+(``::text``), so both backends hand the codec the same thing to parse. Statements that need nothing of
+PostgreSQL's own are DuckDB's, with ``%s`` placeholders.
 """
 
 from __future__ import annotations
+
+from evigate.store import sql
+
+
+def _with_pg_placeholders(statement: str) -> str:
+    """A statement of :mod:`evigate.store.sql` with psycopg's ``%s`` for DuckDB's ``?`` (none is in a literal)."""
+    return statement.replace("?", "%s")
+
 
 INSERT_SESSION = """
 INSERT INTO diagnosis_session (session_id, query, status, created_at, settings, self_evaluation)
 VALUES (%s, %s, 'running', %s, %s::jsonb, '{}'::jsonb)
 """
 
-FINISH_SESSION = """
-UPDATE diagnosis_session
-SET status = %s, finished_at = %s, output_type = %s, verdict = %s, answer = %s, rounds = %s, groundedness_score = %s,
-    error = %s
-WHERE session_id = %s
-"""
+FINISH_SESSION = _with_pg_placeholders(sql.FINISH_SESSION)
 
 # V1 "self_evaluation 存储约定": one slot replaced whole by one statement. The row lock the UPDATE takes makes
 # concurrent writers of different slots apply one after the other, each on the other's result; jsonb `||`
@@ -58,13 +62,8 @@ SELECT_ROUND_INVOCATIONS = (
     f"SELECT {_INVOCATION_COLUMNS} FROM tool_invocation WHERE session_id = %s AND round = %s ORDER BY id"
 )
 
-SELECT_INVOCATION_OUTPUT = "SELECT output FROM tool_invocation WHERE id = %s"
+SELECT_INVOCATION_OUTPUT = _with_pg_placeholders(sql.SELECT_INVOCATION_OUTPUT)
 
-INSERT_STEP = """
-INSERT INTO agent_step (session_id, round, agent, thought, model_output, prompt_tokens, completion_tokens,
-                        latency_ms, status, error, created_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-RETURNING id
-"""
+INSERT_STEP = _with_pg_placeholders(sql.INSERT_STEP)
 
-SELECT_STEPS = "SELECT * FROM agent_step WHERE session_id = %s ORDER BY id"
+SELECT_STEPS = _with_pg_placeholders(sql.SELECT_STEPS)

@@ -1,8 +1,8 @@
 """The entity reader's patterns: one alternation of entity shapes, plus the vocabulary of ``terms.yaml``.
 
-Kept apart from :mod:`evigate.rules.text.entities` (which reads texts with them and finds entities in evidence)
-so that each file stays readable. Order matters in :data:`ENTITY`: at each position the first shape that matches
-wins.
+Kept apart from :mod:`evigate.rules.text.entities` (which reads texts with them; finding an entity in evidence is
+:mod:`evigate.rules.text.occurrence`) so that each file stays readable. Order matters in :data:`ENTITY`: at
+each position the first shape that matches wins.
 """
 
 from __future__ import annotations

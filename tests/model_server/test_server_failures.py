@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,16 +19,11 @@ import pytest
 from evigate.store import AuditStore
 from tests.llm.chat_server import ChatServer
 from tests.model_server.cli_env import QUESTION, attempts, evigate, server_env
+from tests.servers import free_port
 
 EVIGATE = [sys.executable, "-m", "evigate.cli"]
 # CLI subprocesses (about 10 s each on 2 busy cores): the slow stage of scripts/test.sh runs them.
 pytestmark = pytest.mark.model_server
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def ask_degraded(api_base: str, database: Path, net_log: Path, **extra: str) -> dict:
@@ -52,7 +46,7 @@ def agent_errors(database: Path, session_id: str) -> dict[str, str]:
 
 
 def test_a_server_that_is_down(private_world: Path, tmp_path: Path) -> None:
-    api_base = f"http://127.0.0.1:{closed_port()}/v1"
+    api_base = f"http://127.0.0.1:{free_port()}/v1"
     result = ask_degraded(api_base, private_world, tmp_path / "net.log")
     errors = agent_errors(private_world, result["session_id"])
     assert "executor" in errors

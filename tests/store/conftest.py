@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from evigate.store import AuditStore
-from tests.pg_server import pg_server  # noqa: F401  (the session's PostgreSQL, for the "postgresql" backend)
+from tests.servers import pg_server  # noqa: F401  (the session's PostgreSQL, for the "postgresql" backend)
 
 BACKENDS = ["duckdb", pytest.param("postgresql", marks=pytest.mark.servers)]
 

@@ -17,7 +17,7 @@ import pytest
 
 from evigate.signatures import SELF_EVALUATION_SLOTS
 from evigate.store import AuditStore
-from tests.pg_server import PgServer
+from tests.servers import PgServer
 from tests.store.load_worker import tag_of
 
 REPO = Path(__file__).resolve().parents[2]

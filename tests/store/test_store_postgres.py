@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import multiprocessing
-import socket
 import threading
 from typing import Any
 
@@ -12,13 +11,7 @@ import pytest
 from evigate.errors import StoreError
 from evigate.store import AuditStore
 from evigate.store.postgres import is_postgres_url, redact_secrets, redact_url
-from tests.pg_server import PgServer
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.servers import PgServer, free_port
 
 
 def test_urls_are_told_apart_from_files_and_printed_without_their_password() -> None:
@@ -32,7 +25,7 @@ def test_urls_are_told_apart_from_files_and_printed_without_their_password() -> 
 
 
 def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
-    url = f"postgresql://evigate:hunter2@127.0.0.1:{_closed_port()}/audit"
+    url = f"postgresql://evigate:hunter2@127.0.0.1:{free_port()}/audit"
     with pytest.raises(StoreError, match="cannot connect to audit database") as raised:
         AuditStore(url)
     assert "hunter2" not in str(raised.value) and "evigate:***@127.0.0.1" in str(raised.value)

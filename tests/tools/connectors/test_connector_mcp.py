@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ import pytest
 from evigate.errors import ConfigError
 from evigate.tools.connectors import CONNECTORS, parse_sources, parse_tools
 from evigate.tools.connectors.mcp import args_model_from_schema, result_text
-from tests.servers import free_port
+from tests.servers import free_port, running
 
 SERVER = shutil.which("prometheus-mcp-server") or str(Path(sys.executable).parent / "prometheus-mcp-server")
 RANGE = {"name": "latency_series", "source": "prom", "mcp_tool": "execute_range_query",
@@ -115,9 +114,7 @@ def http_server(prometheus: str, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "PROMETHEUS_URL": prometheus, "PROMETHEUS_MCP_SERVER_TRANSPORT": "http",
            "PROMETHEUS_MCP_BIND_HOST": "127.0.0.1", "PROMETHEUS_MCP_BIND_PORT": str(port)}
-    log = (tmp_path / "mcp.log").open("wb")
-    process = subprocess.Popen([SERVER], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
-    try:
+    with running([SERVER], tmp_path / "mcp.log", env=env, cwd=tmp_path) as process:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
             try:
@@ -127,10 +124,6 @@ def http_server(prometheus: str, tmp_path: Path) -> Iterator[str]:
                 time.sleep(0.3)
         assert process.poll() is None, (tmp_path / "mcp.log").read_text()
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        log.close()
 
 
 @pytest.mark.servers

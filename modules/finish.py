@@ -1,0 +1,100 @@
+"""The last stage of a diagnosis: the answer (composed and guarded, or rendered), the final evaluation, the end.
+
+Code decides which: a parse failure or a REJECT is rendered from templates; otherwise the Composer writes and
+:func:`~evigate.modules.judgement.guard_composer_output` decides whether its text may stand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evigate.modules.audit import RoundState, record_step
+from evigate.modules.calls import call_agent, late_notes_to
+from evigate.modules.judgement import guard_composer_output
+from evigate.modules.rule_writer import RuleEvaluationWriter
+from evigate.rules import OUTPUT_TYPE_OF_VERDICT, build_composer_input, render_answer, render_parse_failure
+from evigate.signatures import ComposerOutput, DiagnosisResult, RoundRecord, VerifierOutput
+
+
+def finish_diagnosis(
+    program: Any, session_id: str, query: str, state: RoundState, history: list[RoundRecord]
+) -> DiagnosisResult:
+    """Compose (or render) the answer, write the final evaluation and finish the session, after the last round.
+
+    ``program`` is a DiagnosisProgram; its ``_write_evaluation`` and ``_write_rule_evaluation`` write the slots.
+    """
+    # V1: the rule score is a second, independent writer of self_evaluation; its failure is recorded, not lost.
+    rule_writer = RuleEvaluationWriter(lambda: program._write_rule_evaluation(session_id, state))
+    decision, locale = state.decision, program.settings.locale
+    output_type = OUTPUT_TYPE_OF_VERDICT[decision.verdict]
+    composer_input = build_composer_input(
+        query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result
+    )
+    composer_output: ComposerOutput | None = None
+    violations: list[str] = []
+    degraded_reason = "; ".join(decision.reasons) if decision.verdict == "REJECT" else None
+    if state.parse_status.status != "valid":
+        answer = render_parse_failure(query, state.parse_status, locale=locale)
+    elif decision.verdict == "REJECT" or not program.settings.composer.enabled:
+        answer = render_answer(composer_input, None, locale=locale)
+    else:
+        with late_notes_to(program.store, session_id, state.round):
+            composer_output, violations = _compose(program, session_id, state, composer_input)
+        answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
+    program._write_evaluation(
+        session_id,
+        state,
+        history,
+        composer_input=composer_input,
+        composer_output=composer_output,
+        composer_violations=violations,
+        output_type=output_type,
+        degraded_reason=degraded_reason,
+    )
+    rule_writer.settle(program.store, session_id, state.round, program.rule_evaluation_wait_seconds)
+    program.store.finish_session(
+        session_id,
+        output_type=output_type,
+        verdict=decision.verdict,
+        answer=answer,
+        rounds=state.round,
+        groundedness_score=decision.groundedness_score,
+    )
+    return DiagnosisResult(
+        session_id=session_id,
+        output_type=output_type,
+        answer=answer,
+        verdict=decision.verdict,
+        groundedness_score=decision.groundedness_score,
+        rounds=state.round,
+        degraded_reason=degraded_reason,
+    )
+
+def _compose(
+    program: Any, session_id: str, state: RoundState, composer_input: Any
+) -> tuple[ComposerOutput | None, list[str]]:
+    call = call_agent(
+        program.composer,
+        "composer",
+        program.lm_for("composer"),
+        program.settings.timeouts.agent_seconds,
+        composer_input=composer_input,
+    )
+    output = getattr(call.prediction, "composer_output", None) if call.ok else None
+    if not isinstance(output, ComposerOutput):
+        violations = [f"composer output unusable: {call.error or type(output).__name__}"]
+        output = None
+    else:
+        violations = guard_composer_output(composer_input, output, state.normalized, state.decision)
+    record_step(
+        program.store,
+        session_id,
+        state.round,
+        call,
+        "composer output accepted" if not violations else f"replaced by renderer: {violations[:2]}",
+    )
+    return output, violations
+
+
+def _no_judgement() -> VerifierOutput:
+    return VerifierOutput(verdict="LOW_CONFID", rationale="")
