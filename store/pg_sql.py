@@ -53,7 +53,9 @@ RETURNING id
 
 _INVOCATION_COLUMNS = (
     "id, session_id, round, tool_name, input::text AS input, output_preview, "
-    "retrieval_details::text AS retrieval_details, success, error, is_evidence"
+    "retrieval_details::text AS retrieval_details, success, error, is_evidence, "
+    # the whole output only where the preview was cut: the Gatekeeper compares excerpts with it (as on DuckDB)
+    "CASE WHEN output = output_preview THEN NULL ELSE output END AS output"
 )
 
 SELECT_INVOCATIONS = f"SELECT {_INVOCATION_COLUMNS} FROM tool_invocation WHERE session_id = %s ORDER BY id"

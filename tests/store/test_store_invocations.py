@@ -74,6 +74,16 @@ def test_a_huge_output_is_stored_whole_with_a_capped_preview(store: AuditStore) 
     assert split_preview(recorded.output_preview) == (output[:2000], dropped)
 
 
+def test_a_cut_preview_comes_back_with_the_whole_output_for_the_gatekeeper(store: AuditStore) -> None:
+    # On PostgreSQL the invocations() query left the whole output out: excerpts past the preview were never checked.
+    session_id = store.start_session("q")
+    cut = store.record_invocation(session_id, 1, "query_logs", {}, "a" * 30 + " ERR_TIMEOUT tail", preview_chars=10)
+    whole = store.record_invocation(session_id, 1, "query_logs", {}, "short", preview_chars=10)
+    by_id = {invocation.id: invocation for invocation in store.invocations(session_id)}
+    assert by_id[cut.id].output == "a" * 30 + " ERR_TIMEOUT tail"
+    assert by_id[whole.id].output is None  # not cut: the preview is the whole output
+
+
 @pytest.mark.parametrize("length, truncated", [(0, False), (9, False), (10, False), (11, True)])
 def test_the_preview_cap_boundary(store: AuditStore, length: int, truncated: bool) -> None:
     session_id = store.start_session("q")
