@@ -7,7 +7,7 @@ code decided every claim, the same caps, and the same two output guards on the C
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,11 +38,13 @@ def judge(
     parse_status: str,
     verdict_impacts: Mapping[str, str],
     session: SessionIndex,
+    observations: Iterable[str] = (),
 ) -> Judgement:
     """Code-confirmed labels first; the model (``ask_model``) sees only the remaining claims, and none when none remain.
 
     ``ask_model`` returns the model's ``VerifierOutput`` or None when it failed (every claim it was asked about then
-    counts as unsupported, so a failed model call can never become a PASS).
+    counts as unsupported, so a failed model call can never become a PASS). ``observations`` are the claims code
+    added (``add_excerpt_observations``): shown like any claim, they never lift the verdict.
     """
     code = confirm_by_code(gate.normalized, session, failed_claims=gate.failed_claims)
     output: VerifierOutput | None = None
@@ -60,6 +62,7 @@ def judge(
         failed_claims=gate.failed_claims,
         excluded_claims=gate.excluded_claims,
         code_checks=code.confirmed,
+        observations=observations,
     )
     return Judgement(decision, output, code, called)
 

@@ -7,6 +7,10 @@ of its tool; the claim text is not. Code replaces such a claim by "<tool> 返回
 <excerpt>") before the Gatekeeper runs, so every rule judges the new text. It never makes a hypothesis or a root
 cause a fact: hypotheses are never touched, an excerpt with causal or hedged wording is never used, and the new
 claim is a ``symptom`` (``context`` when it quotes a knowledge document), never a ``root_cause``. Pure code.
+
+``add_excerpt_observations`` applies the same idea to a claim that is no junk but that code cannot confirm (a
+paraphrase, a causal or indirect claim): the returned line its excerpt quotes is added, beside it, as the tool's
+own observation; the Executor's claim stays as written and is judged as before (docs/confirmation.md §3b).
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ from typing import Any
 from evigate.rules.gate.session import SessionIndex, binding_ids, claim_key, iter_bindings, iter_claims, text_of
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
 from evigate.rules.text.phrases import HEDGE, ROOT_CAUSE, is_question
-from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS, MIN_CONFIRM_WEIGHT, is_knowledge_tool, restates_header
+from evigate.rules.verdict.confirmation import (
+    KNOWLEDGE_TOOLS,
+    MIN_CONFIRM_WEIGHT,
+    ceilings_of,
+    is_knowledge_tool,
+    restates_header,
+)
 
 REWRITE_TEMPLATE = {"zh": "{tool} 返回：{excerpt}", "en": "{tool} returned: {excerpt}"}
 MAX_EXCERPT_CHARS = 300
@@ -112,4 +122,84 @@ def rewrite_junk_claims(
             )
             rewrites.append(ClaimRewrite(claim_key(claim, index), text, new_text, why))
             break
+    return result, rewrites
+
+
+OBSERVED_WHY = "added by code: the cited excerpt is a line {tool} returned, a direct observation of its own"
+OBSERVED_SUFFIX = "-observed"
+
+
+def _returned_line(excerpt: str, views: Sequence[Any]) -> tuple[Any, str] | None:
+    """(invocation, the one returned line holding ``excerpt``); None when no line, or more than one, holds it."""
+    needle = compact(fold(excerpt))
+    found: dict[str, tuple[Any, str]] = {}
+    for view in views if needle else ():
+        for part in (view.raw_preview, view.raw_details):
+            for line in (part or "").splitlines():
+                if needle in compact(fold(line)):
+                    found.setdefault(compact(fold(line)), (view, _cut(line.strip())))
+    return next(iter(found.values())) if len(found) == 1 else None  # two lines: which one it quotes is unknown
+
+
+def _cut(line: str) -> str:
+    """``line`` within MAX_EXCERPT_CHARS, cut at a space so no value is left half-written."""
+    if len(line) <= MAX_EXCERPT_CHARS:
+        return line
+    head = line[:MAX_EXCERPT_CHARS]
+    return head[: head.rfind(" ")] if " " in head else head
+
+
+def add_excerpt_observations(
+    data: Mapping[str, Any] | None,
+    session: SessionIndex,
+    *,
+    query: str = "",
+    locale: str = "zh",
+    knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS,
+) -> tuple[dict[str, Any] | None, list[ClaimRewrite]]:
+    """A copy of ``data`` with "<tool> 返回：<line>" added for each claim that can never be a direct observation
+    itself (capped: indirect, causal, knowledge-only; or hedged) whose excerpt is a verbatim, usable part of one line
+    a cited, successful invocation returned; the additions made. (A plain paraphrase is left to the Verifier, so an
+    answer does not state every finding twice.)
+
+    The Executor's claim is kept unchanged (its own labels and caps decide it); the added claim states only the
+    returned line that holds the excerpt: a symptom (``context`` for a knowledge document), never a root cause, with
+    one binding to that invocation. Never from a hypothesis (only ``claims`` are read), a header line, the call's
+    own arguments, or a line with causal, hedged or question wording; never a line another claim already states.
+    """
+    if not isinstance(data, Mapping):
+        return (dict(data) if isinstance(data, dict) else None), []
+    template = REWRITE_TEMPLATE.get(locale, REWRITE_TEMPLATE["zh"])
+    knowledge = tuple(knowledge_tools)
+    result = copy.deepcopy(dict(data))
+    ceilings = ceilings_of(result, knowledge)
+    said = [compact(fold(text_of(claim, "claim_text"))) for _, claim in iter_claims(result)]
+    added: list[dict[str, Any]] = []
+    rewrites: list[ClaimRewrite] = []
+    for index, claim in iter_claims(result):
+        key = claim_key(claim, index)
+        text = text_of(claim, "claim_text")
+        if junk_reason(text, query) is not None or not (key in ceilings or HEDGE.search(fold(text))):
+            continue  # a junk text is rewritten instead; any other claim may still be observed as written
+        for _, binding in iter_bindings(claim):
+            tool = text_of(binding, "tool_name")
+            views = [view for view in session.resolve(binding_ids(binding)) if view.success and view.tool_name == tool]
+            excerpt = squash_whitespace(text_of(binding, "evidence_excerpt"))
+            found = _returned_line(excerpt, views) if weight(compact(fold(excerpt))) >= MIN_CONFIRM_WEIGHT else None
+            if found is None or not _usable_excerpt(found[1]) or restates_header(found[1], [found[0]]):
+                continue
+            view, line = found
+            core = compact(fold(line))
+            if any(core in other for other in said):
+                continue
+            said.append(core)
+            new_text = template.format(tool=tool, excerpt=line)
+            added.append({
+                "claim_id": f"{key}{OBSERVED_SUFFIX}", "claim_type": "context" if is_knowledge_tool(tool, knowledge)
+                else "symptom", "claim_text": new_text, "support_level": "direct",
+                "evidence_bindings": [{**binding, "source_invocation_ids": [view.id], "evidence_excerpt": line}],
+            })
+            rewrites.append(ClaimRewrite(f"{key}{OBSERVED_SUFFIX}", text, new_text, OBSERVED_WHY.format(tool=tool)))
+            break
+    result["claims"] = [*result["claims"], *added]  # appended: no claim's key moves
     return result, rewrites
