@@ -124,7 +124,7 @@ class Asked:
 
 def ask_all(model: str, incidents: Sequence[str], locales: Sequence[str]) -> list[Asked]:
     """Each question through a fresh program on the embedded defaults (one DuckDB world for all)."""
-    from evigate.datasets.world.catalog import incident_by_id
+    from evigate.demo.catalog import incident_by_id
     from evigate.modules.program import DiagnosisProgram
     from evigate.optimize.world_facts import confirmed_facts
 

@@ -34,7 +34,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.modules.scripted: the scripted agents
 
-from evigate.datasets.world import ensure_world
+from evigate.demo import ensure_world
 from evigate.optimize.ui import free_port
 from evigate.serve.app import ServeOptions, create_app
 from evigate.serve.pool import DiagnosisPool

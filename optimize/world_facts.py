@@ -10,12 +10,15 @@ the incident's ground truth does not involve. Used by bench/grounding_demo.py an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold
 from evigate.signatures import CRITICAL_CLAIM_TYPES, ComposerInput
+
+_ATTRIBUTED_TO = re.compile(r"^\s*([A-Za-z][\w\-]*)\s*(?:返回|returned)\s*[：:]")
 
 
 def key_entities(incident: Any) -> list[str]:
@@ -29,7 +32,7 @@ def key_entities(incident: Any) -> list[str]:
 def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Sequence[str]) -> tuple[list[str],
                                                                                                     list[str]]:
     """(correct, wrong) confirmed facts the answer states, checked against the incident and the session's outputs."""
-    from evigate.datasets.world.catalog import ERROR_CODES, SERVICES
+    from evigate.demo.catalog import ERROR_CODES, SERVICES
 
     said, folded_answer = compact(fold(answer)), fold(answer)
     involved = {incident.service, *incident.related_services, incident.error_code}
@@ -42,7 +45,9 @@ def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Seq
         stated = compact(fold(text)) in said or bool(entities and all(fold(e.text) in folded_answer for e in entities))
         if not stated:
             continue
-        unknown = [e.text for e in entities if not any(entity_occurs(e, output) for output in outputs)]
+        said_by = _ATTRIBUTED_TO.match(text)  # "query_order 返回：…": the tool's name attributes, it is no value
+        unknown = [e.text for e in entities if not (said_by and e.text == said_by.group(1))
+                   and not any(entity_occurs(e, output) for output in outputs)]
         foreign = [name for name in (*ERROR_CODES, *SERVICES) if name in text and name not in involved]
         if unknown or (claim.claim_type == "root_cause" and foreign):
             wrong.append(f"{text} (not in the evidence: {unknown or foreign})")

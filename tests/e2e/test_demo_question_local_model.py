@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evigate.datasets.world.catalog import incident_by_id
+from evigate.demo.catalog import incident_by_id
 from evigate.optimize.world_facts import confirmed_facts
 from evigate.store import AuditStore
 

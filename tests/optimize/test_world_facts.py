@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evigate.datasets.world.catalog import incident_by_id
+from evigate.demo.catalog import incident_by_id
 from evigate.optimize.world_facts import judge_facts
 from evigate.signatures.composer import AllowedClaim
 
