@@ -60,6 +60,8 @@ _SOURCE_EN = (r"(?:logs?|log lines?|metrics?|monitoring|order(?: record)?|record
 _VERB_EN = (r"(?:shows?|showed|indicates?|indicated|returned|returns|reports?|reported|records?|recorded|says|said"
             r"|states?)")
 _SUBJECT = r"(?:[A-Za-z][\w\-]*\s*(?:的\s*)?)?"
+_CALLED = r"(?:\s*[（(][^（）()]{1,160}[）)])?"
+"""What the call was about, in brackets after the source: "query_metrics（payment-service pool_active）返回：…"."""
 
 
 def _attribution(tool_names: Iterable[str]) -> re.Pattern[str]:
@@ -68,10 +70,10 @@ def _attribution(tool_names: Iterable[str]) -> re.Pattern[str]:
     source_en = f"(?:{tools}|(?:the\\s+)?{_SOURCE_EN})" if tools else f"(?:the\\s+)?{_SOURCE_EN}"
     return re.compile(
         "^(?:"
-        rf"(?:根据|据|从|按照?)\s*{_SUBJECT}{source_zh}\s*(?:中|里)?\s*(?:{_VERB_ZH})?"
-        rf"|{_SUBJECT}{source_zh}\s*(?:中|里)?\s*{_VERB_ZH}"
-        rf"|(?:according to|per|as per|from)\s+{_SUBJECT}{source_en}(?:\s+{_VERB_EN})?"
-        rf"|{_SUBJECT}{source_en}\s+{_VERB_EN}(?:\s+that)?"
+        rf"(?:根据|据|从|按照?)\s*{_SUBJECT}{source_zh}{_CALLED}\s*(?:中|里)?\s*(?:{_VERB_ZH})?"
+        rf"|{_SUBJECT}{source_zh}{_CALLED}\s*(?:中|里)?\s*{_VERB_ZH}"
+        rf"|(?:according to|per|as per|from)\s+{_SUBJECT}{source_en}{_CALLED}(?:\s+{_VERB_EN})?"
+        rf"|{_SUBJECT}{source_en}{_CALLED}\s+{_VERB_EN}(?:\s+that)?"
         r")\s*[：:，,]?\s*",
         re.IGNORECASE,
     )

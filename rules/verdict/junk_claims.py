@@ -33,6 +33,36 @@ from evigate.rules.verdict.confirmation import (
 )
 
 REWRITE_TEMPLATE = {"zh": "{tool} 返回：{excerpt}", "en": "{tool} returned: {excerpt}"}
+CALLED_TEMPLATE = {"zh": "{tool}（{subject}）返回：{excerpt}", "en": "{tool} ({subject}) returned: {excerpt}"}
+
+
+def observation_text(tool: str, excerpt: str, views: Sequence[Any], locale: str = "zh",
+                     knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS) -> str:
+    """"<tool> 返回：<excerpt>", naming what the call was about when the excerpt does not say it.
+
+    A metric line ("threshold > 45: first breach … (pool_active=50)") means little without the service it is about:
+    the call's text arguments (and ``*_id`` arguments) that the returned text itself shows, and the excerpt does not,
+    are named in brackets ("query_metrics（payment-service pool_active）返回：…"). Never for a knowledge tool: its
+    argument is what was asked, not what was found.
+    """
+    needle = compact(fold(excerpt))
+    subject: list[str] = []
+    for view in views:
+        returned = compact(fold(" ".join(part for part in (view.raw_preview, view.raw_details) if part)))
+        if not needle or needle not in returned:
+            continue
+        if not is_knowledge_tool(tool, knowledge_tools):
+            for key, value in (view.invocation.input or {}).items():
+                if isinstance(value, bool) or not (isinstance(value, str) or str(key).endswith("id")):
+                    continue
+                shown = compact(fold(str(value)))
+                if shown and shown in returned and shown not in needle and len(str(value)) <= 60:
+                    subject.append(" ".join(str(value).split()))
+        break
+    if subject and not any(ROOT_CAUSE.search(fold(item)) or HEDGE.search(fold(item)) for item in subject):
+        return CALLED_TEMPLATE.get(locale, CALLED_TEMPLATE["zh"]).format(tool=tool, subject=" ".join(subject),
+                                                                         excerpt=excerpt)
+    return REWRITE_TEMPLATE.get(locale, REWRITE_TEMPLATE["zh"]).format(tool=tool, excerpt=excerpt)
 MAX_EXCERPT_CHARS = 300
 _INSTRUCTION = re.compile(
     r"^(?:请|必须|务必|不要|禁止|只能|仅|输出|列出|给出|使用|按照|根据以上|根据上述|根据工具|你是|你需要|作为)"
@@ -92,7 +122,6 @@ def rewrite_junk_claims(
     """
     if not isinstance(data, Mapping):
         return (dict(data) if isinstance(data, dict) else None), []
-    template = REWRITE_TEMPLATE.get(locale, REWRITE_TEMPLATE["zh"])
     knowledge = tuple(knowledge_tools)
     result = copy.deepcopy(dict(data))
     rewrites: list[ClaimRewrite] = []
@@ -113,12 +142,12 @@ def rewrite_junk_claims(
             if not any(needle in compact(fold(part)) for view in views for part in (view.raw_preview,
                                                                                     view.raw_details) if part):
                 continue
-            new_text = template.format(tool=tool, excerpt=excerpt.strip())
+            new_text = observation_text(tool, excerpt.strip(), views, locale, knowledge)
             claim.update(
                 claim_text=new_text, support_level="direct", evidence_bindings=[binding],
+                # A junk text's type is as meaningless as its text: an incident tool's record is a symptom.
                 claim_type="context" if is_knowledge_tool(tool, knowledge) else (
-                    "symptom" if claim.get("claim_type") in (None, "root_cause", "remediation")
-                    else claim.get("claim_type")),
+                    claim.get("claim_type") if claim.get("claim_type") in ("impact", "risk") else "symptom"),
             )
             rewrites.append(ClaimRewrite(claim_key(claim, index), text, new_text, why))
             break
@@ -169,7 +198,6 @@ def add_excerpt_observations(
     """
     if not isinstance(data, Mapping):
         return (dict(data) if isinstance(data, dict) else None), []
-    template = REWRITE_TEMPLATE.get(locale, REWRITE_TEMPLATE["zh"])
     knowledge = tuple(knowledge_tools)
     result = copy.deepcopy(dict(data))
     ceilings = ceilings_of(result, knowledge)
@@ -193,7 +221,7 @@ def add_excerpt_observations(
             if any(core in other for other in said):
                 continue
             said.append(core)
-            new_text = template.format(tool=tool, excerpt=line)
+            new_text = observation_text(tool, line, [view], locale, knowledge)
             added.append({
                 "claim_id": f"{key}{OBSERVED_SUFFIX}", "claim_type": "context" if is_knowledge_tool(tool, knowledge)
                 else "symptom", "claim_text": new_text, "support_level": "direct",

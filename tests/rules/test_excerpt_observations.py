@@ -122,3 +122,35 @@ def test_the_rule_holds_for_any_domains_tools() -> None:
     assert result["claims"][1]["claim_text"] == f"query_shipments returned: {line}"
     assert list(confirm_by_code(result, index).confirmed) == ["claim-1-observed"]
     assert KB  # the knowledge fixture is shared with test_confirmation
+
+
+METRIC_HEADER = "query_metrics payment-service pool_active (conn) 2026-11-28 00:00 → 2026-11-28 23:59, 1440 points"
+BREACH = "threshold > 45: first breach 2026-11-28 09:26 (pool_active=50), 26 of 1440 minutes in breach"
+BREACH_START = BREACH.split(", 26")[0]
+
+
+def metric_index() -> Any:
+    metrics = ToolInvocation(id=11, session_id=SESSION, tool_name="query_metrics",
+                             input={"service": "payment-service", "metric": "pool_active", "limit": 30},
+                             output_preview=f"{METRIC_HEADER}\nstats: min=2 max=50\n{BREACH}")
+    return Gatekeeper.default().session_index([*INVOCATIONS, metrics], SESSION)
+
+
+def test_a_metric_line_names_what_the_call_was_about_and_is_still_confirmed_by_code() -> None:
+    """Measured on the 0.5B default: it quoted a breach line that, alone, does not say which service it is about."""
+    from evigate.rules.verdict.junk_claims import rewrite_junk_claims
+
+    index = metric_index()
+    asked = "订单 456 支付失败，ERR_DB_POOL_EXHAUSTED 是什么原因？"
+    question = {**claim(asked, BREACH_START, [1], claim_type="context"),
+                "evidence_bindings": [{"tool_name": "query_metrics", "source_invocation_ids": [11],
+                                       "evidence_excerpt": BREACH_START}]}
+    rewritten, _ = rewrite_junk_claims(output(question), index)
+    (new,) = rewritten["claims"]
+    assert new["claim_text"] == f"query_metrics（payment-service）返回：{BREACH_START}"
+    assert new["claim_type"] == "symptom"  # an incident tool's record, whatever type the junk text had
+    assert list(confirm_by_code(rewritten, index).confirmed) == ["claim-1"]
+    causal = {**question, "claim_text": "连接池耗尽是因为 pool_active 达到上限", "claim_type": "root_cause"}
+    added, _ = add_excerpt_observations(output(causal), index, locale="en")
+    assert added["claims"][1]["claim_text"] == f"query_metrics (payment-service) returned: {BREACH}"
+    assert list(confirm_by_code(added, index).confirmed) == ["claim-1-observed"]
