@@ -154,3 +154,23 @@ def test_a_metric_line_names_what_the_call_was_about_and_is_still_confirmed_by_c
     added, _ = add_excerpt_observations(output(causal), index, locale="en")
     assert added["claims"][1]["claim_text"] == f"query_metrics (payment-service) returned: {BREACH}"
     assert list(confirm_by_code(added, index).confirmed) == ["claim-1-observed"]
+
+
+def test_a_breach_line_copied_verbatim_up_to_a_translated_tail_keeps_only_its_verbatim_start() -> None:
+    """Measured on the 0.5B default: "threshold > 45: first breach … (pool_active=50), 26 of 1440分钟 in"."""
+    from evigate.rules.verdict.junk_claims import rewrite_junk_claims
+
+    def junk(excerpt: str) -> dict[str, Any]:
+        return output({**claim("这是什么原因？", excerpt, [1]), "evidence_bindings": [
+            {"tool_name": "query_metrics", "source_invocation_ids": [11], "evidence_excerpt": excerpt}]})
+
+    index = metric_index()
+    mangled = f"{BREACH_START}, 26 of 1440分钟 in"
+    rewritten, (rewrite,) = rewrite_junk_claims(junk(mangled), index)
+    (new,) = rewritten["claims"]
+    assert new["claim_text"] == f"query_metrics（payment-service）返回：{BREACH_START}, 26 of"  # its verbatim start
+    assert new["evidence_bindings"][0]["evidence_excerpt"] == f"{BREACH_START}, 26 of"
+    assert rewrite.original_text == "这是什么原因？"
+    assert list(confirm_by_code(rewritten, index).confirmed) == ["claim-1"]
+    for changed in (f"{BREACH_START}, 31 of 1440 minutes", f"{BREACH_START}, because the pool leaked"):
+        assert rewrite_junk_claims(junk(changed), index)[1] == []  # a changed value or a cause: never kept
