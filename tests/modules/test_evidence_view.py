@@ -109,3 +109,13 @@ def test_an_output_without_a_header_or_without_a_telling_line_keeps_its_order() 
     assert lead_first(plain, "query_order") == plain
     order = "order 123: status=FAILED error_code=ERR_TIMEOUT\nupdated_at=14:03"
     assert lead_first(order, "query_order", focus_pattern(["123"])) == order
+
+
+def test_a_knowledge_documents_header_is_replaced_by_its_arguments() -> None:
+    """Measured on the 0.5B default: the header "lookup_knowledge '…': 3 sections" was quoted as an excerpt."""
+    preview = 'lookup_knowledge "ERR_TIMEOUT 超时": 1 section\n## ERR_TIMEOUT\n含义：调用上游超时。'
+    kb = ToolInvocation(id=5, session_id="s", tool_name="lookup_knowledge", input={"query": "ERR_TIMEOUT 超时"},
+                        output_preview=preview)
+    text = format_evidence([kb], 500, focus_terms=["ERR_TIMEOUT"])
+    assert text.startswith('[invocation 5 lookup_knowledge] args={"query": "ERR_TIMEOUT 超时"}\n## ERR_TIMEOUT')
+    assert "1 section" not in text
