@@ -85,7 +85,9 @@ class VerdictDecision(BaseModel):
     @property
     def code_confirmed(self) -> list[str]:
         """Claims code labelled direct_observation (they restate a cited output)."""
-        return [key for key, source in self.label_sources.items() if source == "code"]
+        return [key for key, source in self.label_sources.items()
+                if source == "code" and self.claim_checks.get(key) is not None
+                and self.claim_checks[key].verification == "direct_observation"]
 
 
 def is_critical(claim: Mapping[str, Any]) -> bool:

@@ -174,3 +174,18 @@ def test_a_breach_line_copied_verbatim_up_to_a_translated_tail_keeps_only_its_ve
     assert list(confirm_by_code(rewritten, index).confirmed) == ["claim-1"]
     for changed in (f"{BREACH_START}, 31 of 1440 minutes", f"{BREACH_START}, because the pool leaked"):
         assert rewrite_junk_claims(junk(changed), index)[1] == []  # a changed value or a cause: never kept
+
+
+def test_a_claim_that_only_restates_what_a_call_was_asked_never_passes_whatever_the_model_says() -> None:
+    """Measured on the 0.5B default (en run): "重试风暴 退避 429 限流", lookup_knowledge's query, made a PASS."""
+    asked = "重试风暴 退避 429 限流"
+    kb = ToolInvocation(id=12, session_id=SESSION, tool_name="lookup_knowledge", input={"query": asked},
+                        output_preview=f'lookup_knowledge "{asked}": 1 section\n## 限流\n429 表示请求被限流。')
+    index = Gatekeeper.default().session_index([*INVOCATIONS, kb], SESSION)
+    data = output({**claim(asked, "429 表示请求被限流。", [1]), "evidence_bindings": [
+        {"tool_name": "lookup_knowledge", "source_invocation_ids": [12], "evidence_excerpt": "429 表示请求被限流。"}]})
+    code = confirm_by_code(data, index)
+    assert code.remaining == [] and code.confirmed["claim-1"].verification == "unsupported"
+    decision = decide_verdict(data, [ClaimCheck(claim_id="claim-1", verification="direct_observation")], None,
+                              "valid", {}, code_checks=code.confirmed)
+    assert decision.verdict == "LOW_CONFID" and decision.code_confirmed == []
