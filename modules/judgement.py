@@ -7,12 +7,14 @@ code decided every claim, the same caps, and the same two output guards on the C
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from evigate.rules import GateOutcome, VerdictDecision, check_claim_echo, check_composer_output, decide_verdict
 from evigate.rules.gate.session import SessionIndex
+from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold
 from evigate.rules.text.phrases import QUESTION_MARKS
 from evigate.rules.verdict.confirmation import CodeJudgement, confirm_by_code, only_remaining
@@ -38,11 +40,13 @@ def judge(
     parse_status: str,
     verdict_impacts: Mapping[str, str],
     session: SessionIndex,
+    observations: Iterable[str] = (),
 ) -> Judgement:
     """Code-confirmed labels first; the model (``ask_model``) sees only the remaining claims, and none when none remain.
 
     ``ask_model`` returns the model's ``VerifierOutput`` or None when it failed (every claim it was asked about then
-    counts as unsupported, so a failed model call can never become a PASS).
+    counts as unsupported, so a failed model call can never become a PASS). ``observations`` are the claims code
+    added (``add_excerpt_observations``): shown like any claim, they never lift the verdict.
     """
     code = confirm_by_code(gate.normalized, session, failed_claims=gate.failed_claims)
     output: VerifierOutput | None = None
@@ -60,6 +64,7 @@ def judge(
         failed_claims=gate.failed_claims,
         excluded_claims=gate.excluded_claims,
         code_checks=code.confirmed,
+        observations=observations,
     )
     return Judgement(decision, output, code, called)
 
@@ -87,4 +92,26 @@ def guard_composer_output(
     if output.user_facing_answer.strip().endswith(QUESTION_MARKS) or (query and answer and answer in query):
         # Measured on the 0.5B default: a Composer "answer" that was the user's question, passed as NORMAL.
         violations.append("the answer only asks or restates the question")
+    elif not states_a_confirmed_fact(composer_input, output.user_facing_answer):
+        violations.append("the answer states none of the directly supported facts it was given")
     return violations
+
+
+def states_a_confirmed_fact(composer_input: ComposerInput, answer: str) -> bool:
+    """Whether ``answer`` states one of the input's directly supported allowed claims (its text, or every entity of
+    it); True when there is none to state.
+
+    An answer that leaves out every fact the evidence showed tells the user nothing checked: the renderer, which
+    lists them, is shown instead.
+    """
+    direct = [claim.claim_text for claim in composer_input.allowed_claims if claim.support_level == "direct"]
+    if not direct:
+        return True
+    said = compact(fold(answer))
+    for text in direct:
+        # The values of the fact, not its field names ("error_code=") or the tool that said it ("query_logs 返回：").
+        values = [entity for entity in extract_entities(text)
+                  if not re.search(rf"(?:^|\s){re.escape(entity.text)}\s*(?:=|返回|returned)", text)]
+        if compact(fold(text)) in said or (values and all(entity_occurs(entity, answer) for entity in values)):
+            return True
+    return False

@@ -14,7 +14,7 @@ from evigate.modules.judgement import judge, verifier_output_or_none
 from evigate.modules.planner import Planner
 from evigate.modules.trace_summary import build_tool_trace_summary, truncate_trace_summary
 from evigate.rules import ParsedOutput, parse_executor_output
-from evigate.rules.verdict.junk_claims import ClaimRewrite, rewrite_junk_claims
+from evigate.rules.verdict.junk_claims import ClaimRewrite, add_excerpt_observations, rewrite_junk_claims
 from evigate.signatures import Plan, RetryContext, VerifierInput, VerifierOutput
 from evigate.signatures.agents import WriteEvidence
 
@@ -84,9 +84,12 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
     trace_summary = build_tool_trace_summary(invocations, parsed.data, retry)
     session = program.gatekeeper.session_index(invocations, session_id, trace_summary, query)
     rewrites: list[ClaimRewrite] = []
+    observed: list[ClaimRewrite] = []
     if parsed.status == "valid":
         data, rewrites = rewrite_junk_claims(parsed.data, session, query=query, instructions=_EXECUTOR_PROMPT,
                                              locale=settings.locale)
+        data, observed = add_excerpt_observations(data, session, query=query, locale=settings.locale)
+        rewrites += observed
         parsed = ParsedOutput(parsed.status, parsed.detail, data)
         notes.extend(f"claim {r.claim_id} rewritten by code ({r.why}): {r.new_text[:120]}" for r in rewrites)
     gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
@@ -123,7 +126,8 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         record_step(store, session_id, round_number, call, f"model_verdict={verdict}{shown}")
         return output
 
-    judgement = judge(ask_model, verifier_input, gate, parsed.status, program.gatekeeper.verdict_impacts, session)
+    judgement = judge(ask_model, verifier_input, gate, parsed.status, program.gatekeeper.verdict_impacts, session,
+                      observations=[item.claim_id for item in observed])
     verifier_output = judgement.verifier_output
     if parsed.status != "valid":
         notes.append(f"executor output {parsed.status}: verifier not called (§15.4)")

@@ -1,6 +1,7 @@
 """Checking the confirmed facts of a demo answer against the demo world's ground truth (``world_incidents``).
 
-A confirmed fact is an allowed claim of the session's Composer input that the final answer states (its text, or
+A confirmed fact is a directly observed allowed claim (``support_level: direct``, which code sets from the decided
+label) of the session's Composer input that the final answer states (its text, or
 every entity in it, appears in the answer). It is *correct* when it is a finding about the incident (a critical
 claim type: a definition quoted from a runbook is not) that names a key entity of the incident (error code,
 service, anchor order, anchor trace) and every entity in it occurs in the session's successful tool outputs; it is
@@ -40,6 +41,8 @@ def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Seq
     correct: list[str] = []
     wrong: list[str] = []
     for claim in allowed:
+        if claim.support_level != "direct":
+            continue  # a reasonable inference is shown apart from the confirmed facts, and is not one
         text = claim.claim_text
         entities = extract_entities(text)
         stated = compact(fold(text)) in said or bool(entities and all(fold(e.text) in folded_answer for e in entities))

@@ -110,10 +110,10 @@ def build_composer_input(
         if verification in ALLOWED_VERIFICATIONS and claim.get("claim_type") in CLAIM_TYPES:
             if verdict == "REJECT" and claim.get("claim_type") == "root_cause":
                 continue  # §19.2.1: no root-cause conclusion under REJECT
-            support = claim.get("support_level")
+            # What code decided, not what the Executor wrote: only a direct observation is shown as confirmed.
             allowed.append(AllowedClaim(
                 claim_id=key, claim_type=claim["claim_type"], claim_text=text,
-                support_level=support if support in ("direct", "indirect") else "indirect",
+                support_level="direct" if verification == "direct_observation" else "indirect",
             ))
         elif verification == "overstated" and verdict != "REJECT":
             hypotheses.append(AllowedHypothesis(hypothesis_text=text))

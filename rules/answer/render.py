@@ -28,6 +28,7 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "based_on": "根据已获取的证据：",
         "confirmed": "已确认信息：",
         "possible": "可能方向（尚未证实）：",
+        "inferred": "由证据推断（未直接观察到）：",
         "gaps": "证据缺口：",
         "current_gaps": "当前缺口：",
         "next_steps": "建议下一步：",
@@ -47,6 +48,7 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "based_on": "Based on the evidence gathered:",
         "confirmed": "Confirmed information:",
         "possible": "Possible directions (not confirmed):",
+        "inferred": "Inferred from the evidence (not directly observed):",
         "gaps": "Evidence gaps:",
         "current_gaps": "Current gaps:",
         "next_steps": "Suggested next steps:",
@@ -115,17 +117,21 @@ def render_deterministic(composer_input: ComposerInput, *, locale: Locale = "zh"
     """The allowed material as plain text, without any model: what users see when the Composer is off or unsafe."""
     words = _template(locale)
     material = material_text(composer_input)
-    claims = [claim.claim_text for claim in composer_input.allowed_claims]
+    # Only what code or the Verifier found directly observed is "confirmed"; a reasonable inference is shown apart.
+    claims = [claim.claim_text for claim in composer_input.allowed_claims if claim.support_level == "direct"]
+    inferred = [claim.claim_text for claim in composer_input.allowed_claims if claim.support_level != "direct"]
     verdict = composer_input.verdict
+    inferred_blocks = [_section(composer_input, words["inferred"], inferred, material, locale)] if inferred else []
     if verdict == "REJECT":
         return "\n\n".join([
             words["degraded"],
             _section(composer_input, words["confirmed"], claims, material, locale),
+            *inferred_blocks,
             _section(composer_input, words["gaps"], composer_input.missing_info, material, locale),
             _section(composer_input, words["next_steps"], _actions(composer_input), material, locale),
         ])
     blocks = [_section(composer_input, words["based_on"] if verdict == "PASS" else words["confirmed"], claims,
-                       material, locale)]
+                       material, locale), *inferred_blocks]
     if composer_input.allowed_hypotheses and verdict != "PASS":
         possible = [hypothesis.hypothesis_text for hypothesis in composer_input.allowed_hypotheses]
         blocks.append(_section(composer_input, words["possible"], possible, material, locale))

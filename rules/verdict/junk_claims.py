@@ -7,6 +7,10 @@ of its tool; the claim text is not. Code replaces such a claim by "<tool> 返回
 <excerpt>") before the Gatekeeper runs, so every rule judges the new text. It never makes a hypothesis or a root
 cause a fact: hypotheses are never touched, an excerpt with causal or hedged wording is never used, and the new
 claim is a ``symptom`` (``context`` when it quotes a knowledge document), never a ``root_cause``. Pure code.
+
+``add_excerpt_observations`` applies the same idea to a claim that is no junk but that code cannot confirm (a
+paraphrase, a causal or indirect claim): the returned line its excerpt quotes is added, beside it, as the tool's
+own observation; the Executor's claim stays as written and is judged as before (docs/confirmation.md §3b).
 """
 
 from __future__ import annotations
@@ -18,11 +22,48 @@ from dataclasses import dataclass
 from typing import Any
 
 from evigate.rules.gate.session import SessionIndex, binding_ids, claim_key, iter_bindings, iter_claims, text_of
+from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
 from evigate.rules.text.phrases import HEDGE, ROOT_CAUSE, is_question
-from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS, MIN_CONFIRM_WEIGHT, is_knowledge_tool, restates_header
+from evigate.rules.verdict.confirmation import (
+    KNOWLEDGE_TOOLS,
+    MIN_CONFIRM_WEIGHT,
+    ceilings_of,
+    is_knowledge_tool,
+    restates_header,
+)
 
 REWRITE_TEMPLATE = {"zh": "{tool} 返回：{excerpt}", "en": "{tool} returned: {excerpt}"}
+CALLED_TEMPLATE = {"zh": "{tool}（{subject}）返回：{excerpt}", "en": "{tool} ({subject}) returned: {excerpt}"}
+
+
+def observation_text(tool: str, excerpt: str, views: Sequence[Any], locale: str = "zh",
+                     knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS) -> str:
+    """"<tool> 返回：<excerpt>", naming what the call was about when the excerpt does not say it.
+
+    A metric line ("threshold > 45: first breach … (pool_active=50)") means little without the service it is about:
+    the call's text arguments (and ``*_id`` arguments) that the returned text itself shows, and the excerpt does not,
+    are named in brackets ("query_metrics（payment-service pool_active）返回：…"). Never for a knowledge tool: its
+    argument is what was asked, not what was found.
+    """
+    needle = compact(fold(excerpt))
+    subject: list[str] = []
+    for view in views:
+        returned = compact(fold(" ".join(part for part in (view.raw_preview, view.raw_details) if part)))
+        if not needle or needle not in returned:
+            continue
+        if not is_knowledge_tool(tool, knowledge_tools):
+            for key, value in (view.invocation.input or {}).items():
+                if isinstance(value, bool) or not (isinstance(value, str) or str(key).endswith("id")):
+                    continue
+                shown = compact(fold(str(value)))
+                if shown and shown in returned and shown not in needle and len(str(value)) <= 60:
+                    subject.append(" ".join(str(value).split()))
+        break
+    if subject and not any(ROOT_CAUSE.search(fold(item)) or HEDGE.search(fold(item)) for item in subject):
+        return CALLED_TEMPLATE.get(locale, CALLED_TEMPLATE["zh"]).format(tool=tool, subject=" ".join(subject),
+                                                                         excerpt=excerpt)
+    return REWRITE_TEMPLATE.get(locale, REWRITE_TEMPLATE["zh"]).format(tool=tool, excerpt=excerpt)
 MAX_EXCERPT_CHARS = 300
 _INSTRUCTION = re.compile(
     r"^(?:请|必须|务必|不要|禁止|只能|仅|输出|列出|给出|使用|按照|根据以上|根据上述|根据工具|你是|你需要|作为)"
@@ -60,6 +101,40 @@ def junk_reason(text: str, query: str = "", instructions: Sequence[str] = ()) ->
     return None
 
 
+def verbatim_start(excerpt: str, views: Sequence[Any]) -> str | None:
+    """``excerpt`` when a view returned it (ignoring case, spaces, punctuation); else its longest start of whole words
+    that one returned line holds, ending at a word boundary there, when that start keeps at least half the excerpt's
+    weight; else None.
+
+    Measured on the 0.5B default: a breach line copied verbatim up to its last words, which came out translated
+    ("… 26 of 1440分钟 in"). What it copied verbatim is still what the tool returned; the rest is dropped, never kept.
+    """
+    needle = compact(fold(excerpt))
+    parts = [part for view in views for part in (view.raw_preview, view.raw_details) if part]
+    if not needle:
+        return None
+    if any(needle in compact(fold(part)) for part in parts):
+        return excerpt
+    if not _usable_excerpt(excerpt):
+        return None  # a cause, hedge or question in the part that does not match: the Gatekeeper's business
+    lines = [(squash_whitespace(fold(line)), line) for part in parts for line in part.splitlines()]
+    words = excerpt.split()
+    for count in range(len(words) - 1, 0, -1):
+        start = " ".join(words[:count]).rstrip(",，;；:：")
+        if 2 * weight(compact(fold(start))) < weight(needle):
+            return None
+        wanted = squash_whitespace(fold(start))
+        dropped = extract_entities(" ".join(words[count:]))
+        for folded, line in lines:
+            at = folded.find(wanted)
+            end = at + len(wanted)
+            if at < 0 or (end < len(folded) and folded[end].isalnum()) or (at > 0 and folded[at - 1].isalnum()):
+                continue
+            # A dropped value the line does not hold is a changed fact, not a slip: nothing is kept then.
+            return start if all(entity_occurs(entity, line) for entity in dropped) else None
+    return None
+
+
 def _usable_excerpt(excerpt: str) -> bool:
     folded = fold(excerpt)
     return (weight(compact(folded)) >= MIN_CONFIRM_WEIGHT and not is_question(excerpt)
@@ -82,7 +157,6 @@ def rewrite_junk_claims(
     """
     if not isinstance(data, Mapping):
         return (dict(data) if isinstance(data, dict) else None), []
-    template = REWRITE_TEMPLATE.get(locale, REWRITE_TEMPLATE["zh"])
     knowledge = tuple(knowledge_tools)
     result = copy.deepcopy(dict(data))
     rewrites: list[ClaimRewrite] = []
@@ -92,24 +166,101 @@ def rewrite_junk_claims(
         if why is None:
             continue
         for _, binding in iter_bindings(claim):
-            excerpt = squash_whitespace(text_of(binding, "evidence_excerpt"))[:MAX_EXCERPT_CHARS]
             tool = text_of(binding, "tool_name")
-            if not _usable_excerpt(excerpt):
-                continue
             views = [view for view in session.resolve(binding_ids(binding)) if view.success and view.tool_name == tool]
+            excerpt = verbatim_start(squash_whitespace(text_of(binding, "evidence_excerpt"))[:MAX_EXCERPT_CHARS],
+                                     views)
+            if excerpt is None or not _usable_excerpt(excerpt):
+                continue
             if restates_header(excerpt, views):
                 continue  # the tool describing its own call is no observation of the incident
-            needle = compact(fold(excerpt))
-            if not any(needle in compact(fold(part)) for view in views for part in (view.raw_preview,
-                                                                                    view.raw_details) if part):
-                continue
-            new_text = template.format(tool=tool, excerpt=excerpt.strip())
+            new_text = observation_text(tool, excerpt.strip(), views, locale, knowledge)
             claim.update(
-                claim_text=new_text, support_level="direct", evidence_bindings=[binding],
+                claim_text=new_text, support_level="direct",
+                evidence_bindings=[{**binding, "evidence_excerpt": excerpt.strip()}],
+                # A junk text's type is as meaningless as its text: an incident tool's record is a symptom.
                 claim_type="context" if is_knowledge_tool(tool, knowledge) else (
-                    "symptom" if claim.get("claim_type") in (None, "root_cause", "remediation")
-                    else claim.get("claim_type")),
+                    claim.get("claim_type") if claim.get("claim_type") in ("impact", "risk") else "symptom"),
             )
             rewrites.append(ClaimRewrite(claim_key(claim, index), text, new_text, why))
             break
+    return result, rewrites
+
+
+OBSERVED_WHY = "added by code: the cited excerpt is a line {tool} returned, a direct observation of its own"
+OBSERVED_SUFFIX = "-observed"
+
+
+def _returned_line(excerpt: str, views: Sequence[Any]) -> tuple[Any, str] | None:
+    """(invocation, the one returned line holding ``excerpt``); None when no line, or more than one, holds it."""
+    needle = compact(fold(excerpt))
+    found: dict[str, tuple[Any, str]] = {}
+    for view in views if needle else ():
+        for part in (view.raw_preview, view.raw_details):
+            for line in (part or "").splitlines():
+                if needle in compact(fold(line)):
+                    found.setdefault(compact(fold(line)), (view, _cut(line.strip())))
+    return next(iter(found.values())) if len(found) == 1 else None  # two lines: which one it quotes is unknown
+
+
+def _cut(line: str) -> str:
+    """``line`` within MAX_EXCERPT_CHARS, cut at a space so no value is left half-written."""
+    if len(line) <= MAX_EXCERPT_CHARS:
+        return line
+    head = line[:MAX_EXCERPT_CHARS]
+    return head[: head.rfind(" ")] if " " in head else head
+
+
+def add_excerpt_observations(
+    data: Mapping[str, Any] | None,
+    session: SessionIndex,
+    *,
+    query: str = "",
+    locale: str = "zh",
+    knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS,
+) -> tuple[dict[str, Any] | None, list[ClaimRewrite]]:
+    """A copy of ``data`` with "<tool> 返回：<line>" added for each claim that can never be a direct observation
+    itself (capped: indirect, causal, knowledge-only; or hedged) whose excerpt is a verbatim, usable part of one line
+    a cited, successful invocation returned; the additions made. (A plain paraphrase is left to the Verifier, so an
+    answer does not state every finding twice.)
+
+    The Executor's claim is kept unchanged (its own labels and caps decide it); the added claim states only the
+    returned line that holds the excerpt: a symptom (``context`` for a knowledge document), never a root cause, with
+    one binding to that invocation. Never from a hypothesis (only ``claims`` are read), a header line, the call's
+    own arguments, or a line with causal, hedged or question wording; never a line another claim already states.
+    """
+    if not isinstance(data, Mapping):
+        return (dict(data) if isinstance(data, dict) else None), []
+    knowledge = tuple(knowledge_tools)
+    result = copy.deepcopy(dict(data))
+    ceilings = ceilings_of(result, knowledge)
+    said = [compact(fold(text_of(claim, "claim_text"))) for _, claim in iter_claims(result)]
+    added: list[dict[str, Any]] = []
+    rewrites: list[ClaimRewrite] = []
+    for index, claim in iter_claims(result):
+        key = claim_key(claim, index)
+        text = text_of(claim, "claim_text")
+        if junk_reason(text, query) is not None or not (key in ceilings or HEDGE.search(fold(text))):
+            continue  # a junk text is rewritten instead; any other claim may still be observed as written
+        for _, binding in iter_bindings(claim):
+            tool = text_of(binding, "tool_name")
+            views = [view for view in session.resolve(binding_ids(binding)) if view.success and view.tool_name == tool]
+            excerpt = squash_whitespace(text_of(binding, "evidence_excerpt"))
+            found = _returned_line(excerpt, views) if weight(compact(fold(excerpt))) >= MIN_CONFIRM_WEIGHT else None
+            if found is None or not _usable_excerpt(found[1]) or restates_header(found[1], [found[0]]):
+                continue
+            view, line = found
+            core = compact(fold(line))
+            if any(core in other for other in said):
+                continue
+            said.append(core)
+            new_text = observation_text(tool, line, [view], locale, knowledge)
+            added.append({
+                "claim_id": f"{key}{OBSERVED_SUFFIX}", "claim_type": "context" if is_knowledge_tool(tool, knowledge)
+                else "symptom", "claim_text": new_text, "support_level": "direct",
+                "evidence_bindings": [{**binding, "source_invocation_ids": [view.id], "evidence_excerpt": line}],
+            })
+            rewrites.append(ClaimRewrite(f"{key}{OBSERVED_SUFFIX}", text, new_text, OBSERVED_WHY.format(tool=tool)))
+            break
+    result["claims"] = [*result["claims"], *added]  # appended: no claim's key moves
     return result, rewrites

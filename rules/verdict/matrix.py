@@ -85,7 +85,9 @@ class VerdictDecision(BaseModel):
     @property
     def code_confirmed(self) -> list[str]:
         """Claims code labelled direct_observation (they restate a cited output)."""
-        return [key for key, source in self.label_sources.items() if source == "code"]
+        return [key for key, source in self.label_sources.items()
+                if source == "code" and self.claim_checks.get(key) is not None
+                and self.claim_checks[key].verification == "direct_observation"]
 
 
 def is_critical(claim: Mapping[str, Any]) -> bool:
@@ -142,13 +144,16 @@ def decide_verdict(
     excluded_claims: Iterable[str] | None = None,
     code_checks: Mapping[str, ClaimCheck] | None = None,
     knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS,
+    observations: Iterable[str] = (),
 ) -> VerdictDecision:
     """Decide PASS / LOW_CONFID / REJECT and the groundedness score; ``reasons`` name the matrix rows that fired.
 
     ``failed_claims`` / ``excluded_claims`` default to what ``gate_result.errors`` targets (``GateOutcome`` carries
     both). ``code_checks`` are the labels code decided (``confirm_by_code``): they stand instead of the model's.
     Every label, code's or the model's, is then capped (``ceilings_of``) and overridden by fail-level Gatekeeper
-    errors, so code-confirmed labels never make a verdict more favourable than §17 allows. Never raises on data.
+    errors, so code-confirmed labels never make a verdict more favourable than §17 allows. ``observations`` are
+    claims code added beside a capped claim (``add_excerpt_observations``): they are judged and shown like any claim,
+    but the verdict and score are never more favourable than without them. Never raises on data.
     """
     reasons: list[str] = []
     model = model_verdict if model_verdict in VERDICTS else None
@@ -220,8 +225,19 @@ def decide_verdict(
         ))
 
     verdict, rows = _matrix(claims, effective, critical_keys, gate, impacts)
+    added = set(observations) & known
+    own_claims = [(key, claim) for key, claim in claims if key not in added]
+    own_critical = [key for key in critical_keys if key not in added]
+    if added and own_claims:
+        own_verdict, own_rows = _matrix(own_claims, effective, own_critical, gate, impacts)
+        if VERDICTS.index(own_verdict) > VERDICTS.index(verdict):
+            reasons.append(f"claims added by code ({', '.join(sorted(added))}) do not lift the verdict: "
+                           f"{own_verdict} without them")
+            verdict, rows = own_verdict, own_rows
     reasons[:0] = [row.text for row in rows]
-    scored = critical_keys or [key for key, _ in claims]
+    # The score, too, is the Executor's own claims': an added observation never raises it.
+    scored = (own_critical or [key for key, _ in own_claims]) if added and own_claims else (
+        critical_keys or [key for key, _ in claims])
     score = 0.0 if verdict == "REJECT" or not scored else sum(SCORE_OF[effective[k]] for k in scored) / len(scored)
     if model is not None and model != verdict:
         reasons.append(f"the Verifier proposed {model}; the code decided {verdict}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evigate.modules.evidence_view import compact_output, focus_pattern, format_evidence
+from evigate.modules.evidence_view import compact_output, focus_pattern, format_evidence, lead_first
 from evigate.signatures import ToolInvocation
 
 LOGS = "\n".join(
@@ -88,5 +88,34 @@ def test_arguments_are_left_out_when_the_output_restates_the_call() -> None:
         success=True,
     )
     text = format_evidence([restating], 500)
-    assert text.startswith("[invocation 9 query_logs]\nquery_logs order_id=123: 1 matching line")
+    assert text.startswith("[invocation 9 query_logs]\n2026-11-28 14:03:12 ERROR pay-gateway ERR_TIMEOUT\n"
+                           "query_logs order_id=123: 1 matching line")
     assert "args=" not in text
+
+
+def test_the_decisive_line_is_shown_before_the_header_that_restates_the_call() -> None:
+    """Measured on the 0.5B default: the Executor quoted the header line, which code can never confirm."""
+    logs = ToolInvocation(id=3, session_id="s", tool_name="query_logs", input={"order_id": 123}, output_preview=LOGS)
+    text = format_evidence([logs], 2000, focus_terms=["123", "ERR_TIMEOUT"])
+    shown = text.splitlines()
+    assert shown[1] == LOGS.splitlines()[7]  # the ERROR line naming both terms of the question
+    assert shown[2] == LOGS.splitlines()[0] and sorted(shown[1:]) == sorted(LOGS.splitlines())
+    metrics = ToolInvocation(id=4, session_id="s", tool_name="query_metrics", input={}, output_preview=METRICS)
+    assert format_evidence([metrics], 5000).splitlines()[1].startswith("threshold > 2000ms: first breach")
+
+
+def test_an_output_without_a_header_or_without_a_telling_line_keeps_its_order() -> None:
+    plain = "query_order order 5 found\nstatus=PAID\namount=10"
+    assert lead_first(plain, "query_order") == plain
+    order = "order 123: status=FAILED error_code=ERR_TIMEOUT\nupdated_at=14:03"
+    assert lead_first(order, "query_order", focus_pattern(["123"])) == order
+
+
+def test_a_knowledge_documents_header_is_replaced_by_its_arguments() -> None:
+    """Measured on the 0.5B default: the header "lookup_knowledge '…': 3 sections" was quoted as an excerpt."""
+    preview = 'lookup_knowledge "ERR_TIMEOUT 超时": 1 section\n## ERR_TIMEOUT\n含义：调用上游超时。'
+    kb = ToolInvocation(id=5, session_id="s", tool_name="lookup_knowledge", input={"query": "ERR_TIMEOUT 超时"},
+                        output_preview=preview)
+    text = format_evidence([kb], 500, focus_terms=["ERR_TIMEOUT"])
+    assert text.startswith('[invocation 5 lookup_knowledge] args={"query": "ERR_TIMEOUT 超时"}\n## ERR_TIMEOUT')
+    assert "1 section" not in text

@@ -301,6 +301,27 @@ def test_a_question_as_claim_text_beside_a_verbatim_excerpt_becomes_the_tools_ob
     assert "是什么原因" not in result.answer and "order 123" in result.answer
 
 
+def test_the_log_line_a_causal_claim_quotes_is_stated_as_the_tools_observation(world_db: Path) -> None:
+    """Measured on the 0.5B default: causal claims over a verbatim excerpt left "已确认信息：（暂无）"."""
+    cause = "订单 123 支付失败是因为 pay-gateway 调用 unionpay 超时导致的"
+
+    def causal(results: list[Any], _round: int) -> str:
+        _order, logs = results
+        return v2(claim("claim-1", logs, excerpt=TIMEOUT_LINE, claim_type="root_cause", text=cause))
+
+    verifier = ScriptedVerifier({"claim-1": "unsupported"})
+    result = build(world_db, executor=ScriptedExecutor(causal), verifier=verifier)(query=QUERY)
+    assert [c["claim_id"] for c in verifier.inputs[0].executor_structured_output["claims"]] == ["claim-1"]
+    assert result.verdict == "LOW_CONFID"  # the cause is still judged on its own, and blocks PASS
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    assert evaluation["code_confirmation"]["label_sources"] == {"claim-1": "model", "claim-1-observed": "code"}
+    allowed = evaluation["composer_input"]["allowed_claims"]
+    assert [(c["claim_id"], c["claim_type"]) for c in allowed] == [("claim-1-observed", "symptom")]
+    assert allowed[0]["claim_text"].startswith("query_logs 返回：") and TIMEOUT_LINE in allowed[0]["claim_text"]
+    assert "query_logs 返回：2026-11-28 14:03:12 ERROR pay-gateway" in result.answer and TIMEOUT_LINE in result.answer
+    assert result.answer.count(cause) == result.answer.count(f"“{cause}”缺少直接证据")  # the cause: only as a gap
+
+
 def test_executor_timeout_degrades_to_low_confid(world_db: Path) -> None:
     executor = ScriptedExecutor(good_claims, sleep_s=1.5)
     verifier = ScriptedVerifier({})

@@ -30,3 +30,9 @@ def test_an_entity_no_output_shows_or_a_foreign_root_cause_is_wrong() -> None:
     correct, wrong = judge_facts(INCIDENT, [allowed(invented), allowed(foreign, "root_cause")],
                                  f"{invented}。{foreign}。", [*OUTPUTS, "mysql-order ok"])
     assert correct == [] and len(wrong) == 2
+
+
+def test_an_inference_is_no_confirmed_fact() -> None:
+    fact = "query_order 返回：order 123: status=FAILED error_code=ERR_TIMEOUT"
+    inferred = AllowedClaim(claim_id="claim-1", claim_type="symptom", claim_text=fact, support_level="indirect")
+    assert judge_facts(INCIDENT, [inferred], f"已确认：{fact}", OUTPUTS) == ([], [])

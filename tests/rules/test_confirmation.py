@@ -179,4 +179,7 @@ def test_a_claim_that_is_the_calls_own_query_is_not_confirmed() -> None:
                         output_preview=f'lookup_knowledge "{echoed}": 1 section\n{KB}')
     TOOL_OF[6] = "lookup_knowledge"
     index = Gatekeeper.default().session_index([*INVOCATIONS, kb], SESSION)
-    assert confirm_by_code(output(claim(echoed, echoed, [6], claim_type="context")), index).confirmed == {}
+    decided = confirm_by_code(output(claim(echoed, echoed, [6], claim_type="context")), index)
+    # Not confirmed: code decides it restates what the call was asked (the model's label cannot make it a finding).
+    assert decided.confirmed["claim-1"].verification == "unsupported" and decided.remaining == []
+    assert "was asked" in decided.confirmed["claim-1"].detail
