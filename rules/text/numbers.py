@@ -61,7 +61,7 @@ _KEY_UNIT_ALIAS = {"pct": "%", "percent": "%", "millis": "ms", "milliseconds": "
 
 # A count and the word that labels it in evidence: "Failed: 0", "restarts=3", "4 failed", "(1 Ready)".
 _LABEL_BEFORE = re.compile(r"(?<![A-Za-z])([A-Za-z]{3,})[ \t]*[:=][ \t]*(\d+)(?![\d.,]|[A-Za-z])|"
-                           r"(?<![A-Za-z])([A-Za-z]{3,}) (\d+)(?![\d.,:]|[A-Za-z])")
+                           r"(?<![A-Za-z])([A-Za-z]{3,})[ \t]+(\d+)(?![\d.,:]|[A-Za-z])")
 _LABEL_AFTER = re.compile(r"(?<![\w.,:\-])(\d+)[ \t]?([A-Za-z]{3,})(?![A-Za-z])")
 _LABEL_WORDS = frozenset({
     "failed", "failure", "error", "succeeded", "success", "ready", "active", "running", "pending", "restart",
