@@ -262,5 +262,6 @@ def add_excerpt_observations(
             })
             rewrites.append(ClaimRewrite(f"{key}{OBSERVED_SUFFIX}", text, new_text, OBSERVED_WHY.format(tool=tool)))
             break
-    result["claims"] = [*result["claims"], *added]  # appended: no claim's key moves
+    if added:  # appended: no claim's key moves (an output without a claims list adds nothing)
+        result["claims"] = [*result["claims"], *added]
     return result, rewrites

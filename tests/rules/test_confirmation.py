@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from evigate.rules import Gatekeeper, decide_verdict
 from evigate.rules.verdict.confirmation import ceilings_of, confirm_by_code, strip_attribution
@@ -183,3 +185,22 @@ def test_a_claim_that_is_the_calls_own_query_is_not_confirmed() -> None:
     # Not confirmed: code decides it restates what the call was asked (the model's label cannot make it a finding).
     assert decided.confirmed["claim-1"].verification == "unsupported" and decided.remaining == []
     assert "was asked" in decided.confirmed["claim-1"].detail
+
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.dictionaries(st.sampled_from(["answer_version", "claims", "hypotheses", "x"]), _JSONISH, max_size=4))
+@example(data={"answer_version": "executor_evidence_v2"})  # an output cut before its claims: was KeyError 'claims'
+def test_code_rewrites_never_raise_on_any_output_shape(data: dict[str, Any]) -> None:
+    from evigate.rules.verdict.junk_claims import add_excerpt_observations
+
+    rewritten, _ = rewrite_junk_claims(data, session_index(), query="订单 123 为什么失败？")
+    added, _ = add_excerpt_observations(rewritten, session_index(), query="订单 123 为什么失败？")
+    assert ("claims" in (added or {})) == ("claims" in data)
+    confirm_by_code(added, session_index())
