@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,10 @@ import duckdb
 
 from evigate.demo.builder import ensure_world, world_info
 from evigate.demo.catalog import WORLD_NOW
-from evigate.demo.entities import DEMO_VOCABULARY
+from evigate.demo.entities import DEMO_EXTRACTOR, DEMO_VOCABULARY
 from evigate.domain.model import Domain
 from evigate.domain.skills import load_skills as load_skill_dir
+from evigate.domain.vocabulary import EntityExtractor
 from evigate.tools.base import ToolRegistry
 from evigate.tools.clock import GetCurrentDatetime
 from evigate.tools.source import CursorProvider, DataSource
@@ -100,6 +101,12 @@ class DemoDomain(Domain):
 
     data_path: str | None = None
     """Where the world's tables live: None → the audit store's DuckDB (its file, or a server store's in-memory one)."""
+
+    @cached_property
+    def extractor(self) -> EntityExtractor:
+        # A bare clock time in a question ("around 02:10") is on the world day, as the world's clock says: the real
+        # date would put every window the planner fills outside the data ("no rows").
+        return DEMO_EXTRACTOR
 
     def world_store(self, store: CursorProvider, database: str | None) -> CursorProvider:
         if self.data_path:

@@ -8,17 +8,13 @@ characters as word characters ("ERR_TIMEOUT是什么" has no word boundary after
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-WINDOW_PADDING = timedelta(minutes=15)
-_TIME = re.compile(
-    r"(?:(20\d\d)[-/年](\d{1,2})[-/月](\d{1,2})日?\s*T?\s*)?(?<!\d)([01]?\d|2[0-3])\s*(?:[:：]|点)\s*([0-5]\d)"
-    r"(?:\s*[:：]\s*([0-5]\d))?"
-)
+from evigate.domain.times import named_times, time_label, time_window
 
 
 def _compiles(value: str) -> str:
@@ -200,9 +196,9 @@ class EntityExtractor:
         entities["services"] = self._services(text)
         lowered = text.lower()
         entities["metrics"] = _unique([m for m, hint in self.vocabulary.metrics.items() if re.search(hint, lowered)])
-        moments = self._times(text)
-        entities["times"] = [f"{m:%Y-%m-%d %H:%M}" + (f":{m:%S}" if m.second else "") for m in moments]
-        entities["time_window"] = _time_window(moments)
+        times = named_times(text, self.today())
+        entities["times"] = _unique([time_label(t.moment) for t in times])
+        entities["time_window"] = time_window(times)
         return entities
 
     def _ids(self, text: str, spec: IdPattern, regexes: list[tuple[re.Pattern[str], list[re.Pattern[str]]]]) -> list:
@@ -247,25 +243,3 @@ class EntityExtractor:
                     taken.append((start, end))
                 start = lowered.find(alias, end)
         return _unique([service for _, service in sorted(found)])
-
-    def _times(self, query: str) -> list[datetime]:
-        moments = []
-        today = self.today()
-        for match in _TIME.finditer(query):
-            year, month, day, hour, minute, second = match.groups()
-            try:
-                base = datetime(int(year), int(month), int(day)) if year else datetime(today.year, today.month,
-                                                                                         today.day)
-                moments.append(base.replace(hour=int(hour), minute=int(minute), second=int(second or 0)))
-            except ValueError:  # 2026-13-45 is not a date; skip it rather than guess
-                continue
-        return moments
-
-
-def _time_window(moments: list[datetime]) -> str | None:
-    if not moments:
-        return None
-    start, end = min(moments), max(moments)
-    if start == end:
-        start, end = start - WINDOW_PADDING, end + WINDOW_PADDING
-    return f"{start:%Y-%m-%d %H:%M}/{end:%Y-%m-%d %H:%M}"

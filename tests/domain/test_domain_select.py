@@ -62,3 +62,10 @@ def test_an_explicit_data_path_keeps_the_world_in_a_duckdb_file_of_its_own(tmp_p
             tables = {row[0] for row in cursor.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         assert "world_orders" not in tables
     assert (tmp_path / "world.duckdb").is_file()
+
+
+def test_a_bare_clock_time_in_a_demo_question_falls_on_the_world_day() -> None:
+    # Before: the demo domain read "around 02:10" on the real date, so every window missed the world (no rows).
+    entities = demo_domain().extract_entities("Why was settlement-service slow (SLOW_SQL) around 02:10?")
+    assert entities["times"] == ["2026-11-28 02:10"]
+    assert entities["time_window"] == "2026-11-28 01:55/2026-11-28 02:25"

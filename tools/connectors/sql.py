@@ -9,9 +9,11 @@ files, returning at most `max_rows` rows.
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
@@ -192,6 +194,8 @@ class DuckDBRunner:
         with self._lock:
             if self._catalog is None or not self._catalog.exists():
                 folder = Path(tempfile.mkdtemp(prefix="evigate-sql-"))
+                # The catalog holds only views: it goes with the runner (or at exit), not left in /tmp per process.
+                weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
                 catalog = folder / "catalog.duckdb"
                 try:
                     with duckdb.connect(str(catalog)) as connection:

@@ -167,3 +167,18 @@ def test_duckdb_connection_itself_is_read_only(files_domain: Path) -> None:
     missing = parse_sources({"f": {"kind": "sql", "engine": "duckdb", "files": {"calls": "nope.parquet"}}})
     with pytest.raises(ConfigError, match=r"sources\.f\.files\.calls"):
         CONNECTORS["sql"].build_tools("f", missing["f"], [], base_dir=files_domain)
+
+
+def test_the_duckdb_catalog_folder_goes_with_its_runner(files_domain: Path) -> None:
+    import gc
+
+    from evigate.tools.connectors.sql import DuckDBRunner
+
+    [source] = parse_sources({"f": {"kind": "sql", "engine": "duckdb", "files": {"calls": "calls.parquet"}}}).values()
+    runner = DuckDBRunner(source, files_domain)
+    runner.run("SELECT count(*) FROM calls", {}, 10)
+    folder = runner.catalog().parent
+    assert folder.is_dir()
+    del runner
+    gc.collect()
+    assert not folder.exists()  # before the fix every process left an evigate-sql-* folder in the temp dir
