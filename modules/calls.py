@@ -6,6 +6,7 @@ injected agents alike, whatever LM they use.
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import contextlib
 import contextvars
@@ -162,10 +163,50 @@ def _discard_late(
     logger.warning(text)
     if note is None:
         return
+    with _late_write() as allowed:
+        if not allowed:
+            return  # the interpreter is exiting: the log line stays, the store is not touched any more
+        try:
+            note(text)
+        except Exception as exc:  # the session may be finished and its store closed by now; the log line stays
+            logger.warning("could not note the late %s result in the audit: %s", agent_name, exc)
+
+
+# A late note is written from a daemon thread. Were the interpreter to finish while that thread is inside the
+# store's C++ code (DuckDB), the thread would be torn down there and the process abort ("terminate called after
+# throwing an instance of ''", exit 134): seen when a process ended just after an agent's deadline. So exit waits
+# for the notes being written, briefly, and no note starts after that.
+_LATE_WRITES = threading.Condition()
+_late_state = {"writing": 0, "exiting": False}
+LATE_WRITE_WAIT_S = 5.0
+"""How long exit waits for late notes already being written."""
+
+
+@contextlib.contextmanager
+def _late_write() -> Iterator[bool]:
+    with _LATE_WRITES:
+        if _late_state["exiting"]:
+            allowed = False
+        else:
+            allowed = True
+            _late_state["writing"] += 1
     try:
-        note(text)
-    except Exception as exc:  # the session may be finished and its store closed by now; the log line stays
-        logger.warning("could not note the late %s result in the audit: %s", agent_name, exc)
+        yield allowed
+    finally:
+        if allowed:
+            with _LATE_WRITES:
+                _late_state["writing"] -= 1
+                _LATE_WRITES.notify_all()
+
+
+def finish_late_writes(timeout_s: float = LATE_WRITE_WAIT_S) -> bool:
+    """Refuse new late notes and wait up to ``timeout_s`` for those being written; whether none is left."""
+    with _LATE_WRITES:
+        _late_state["exiting"] = True
+        return _LATE_WRITES.wait_for(lambda: _late_state["writing"] == 0, timeout_s)
+
+
+atexit.register(finish_late_writes)
 
 
 def _context_note(agent_name: str) -> Callable[[str], None] | None:

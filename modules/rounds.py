@@ -14,6 +14,7 @@ from evigate.modules.judgement import judge, verifier_output_or_none
 from evigate.modules.planner import Planner
 from evigate.modules.trace_summary import build_tool_trace_summary, truncate_trace_summary
 from evigate.rules import ParsedOutput, parse_executor_output
+from evigate.rules.verdict.anchor_observations import add_anchor_observations
 from evigate.rules.verdict.junk_claims import ClaimRewrite, add_excerpt_observations, rewrite_junk_claims
 from evigate.signatures import Plan, RetryContext, VerifierInput, VerifierOutput
 from evigate.signatures.agents import WriteEvidence
@@ -89,6 +90,8 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         data, rewrites = rewrite_junk_claims(parsed.data, session, query=query, instructions=_EXECUTOR_PROMPT,
                                              locale=settings.locale)
         data, observed = add_excerpt_observations(data, session, query=query, locale=settings.locale)
+        data, anchored = add_anchor_observations(data, session, query=query, locale=settings.locale)
+        observed += anchored
         rewrites += observed
         parsed = ParsedOutput(parsed.status, parsed.detail, data)
         notes.extend(f"claim {r.claim_id} rewritten by code ({r.why}): {r.new_text[:120]}" for r in rewrites)

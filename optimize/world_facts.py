@@ -1,12 +1,13 @@
 """Checking the confirmed facts of a demo answer against the demo world's ground truth (``world_incidents``).
 
 A confirmed fact is a directly observed allowed claim (``support_level: direct``, which code sets from the decided
-label) of the session's Composer input that the final answer states (its text, or
-every entity in it, appears in the answer). It is *correct* when it is a finding about the incident (a critical
-claim type: a definition quoted from a runbook is not) that names a key entity of the incident (error code,
-service, anchor order, anchor trace) and every entity in it occurs in the session's successful tool outputs; it is
-*wrong* when it names an entity no output of the session shows, or is a root cause naming a service or error code
-the incident's ground truth does not involve. Used by bench/grounding_demo.py and the slow demo-question test.
+label) of the session's Composer input that the final answer states (its text, or every entity in it, appears in
+the answer). It is *correct* when it is a finding about the incident (a critical claim type: a definition quoted
+from a runbook is not) that names a key entity of the incident (error code, service, anchor order, anchor trace;
+the order only where the text names that order, not where a value equals it) and every entity in it occurs in the
+session's successful tool outputs; it is *wrong* when it names an entity no output of the session shows, or is a
+root cause naming a service or error code the incident's ground truth does not involve. Used by
+bench/grounding_demo.py and the slow demo-question test.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold
+from evigate.rules.verdict.anchor_observations import names_record
 from evigate.signatures import CRITICAL_CLAIM_TYPES, ComposerInput
 
 _ATTRIBUTED_TO = re.compile(r"^\s*([A-Za-z][\w\-]*)\s*(?:返回|returned)\s*[：:]")
@@ -37,7 +39,9 @@ def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Seq
 
     said, folded_answer = compact(fold(answer)), fold(answer)
     involved = {incident.service, *incident.related_services, incident.error_code}
-    keys = [key.casefold() for key in key_entities(incident)]
+    # The anchor order counts where a line names that order ("order 123"), not where a value equals it.
+    order = str(incident.anchor_order_id) if incident.anchor_order_id else ""
+    keys = [key.casefold() for key in key_entities(incident) if key != order]
     correct: list[str] = []
     wrong: list[str] = []
     for claim in allowed:
@@ -54,7 +58,8 @@ def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Seq
         foreign = [name for name in (*ERROR_CODES, *SERVICES) if name in text and name not in involved]
         if unknown or (claim.claim_type == "root_cause" and foreign):
             wrong.append(f"{text} (not in the evidence: {unknown or foreign})")
-        elif claim.claim_type in CRITICAL_CLAIM_TYPES and any(key in text.casefold() for key in keys):
+        elif claim.claim_type in CRITICAL_CLAIM_TYPES and (any(key in text.casefold() for key in keys)
+                                                          or (order and names_record(order, text))):
             correct.append(text)
     return correct, wrong
 

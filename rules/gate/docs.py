@@ -22,8 +22,10 @@ from everything a user sees, `low_confid_on_fail` forbids PASS (the claim counts
 `Gatekeeper.with_overrides({"evidence.excerpt_similarity": {"params": {"passThreshold": 0.6}}})` or the settings
 keys `gatekeeper.rules_file` / `gatekeeper.overrides` do it per rule.
 
-After the rules, code confirms claims that only quote their cited output, rewrites junk claims beside a verbatim
-excerpt, and caps what the Verifier model may call observed: [confirmation.md](confirmation.md).
+Before the rules, code rewrites junk claims beside a verbatim excerpt and adds, as observations that never lift the
+verdict, the returned lines a capped claim quotes or that name the question's order, error code or trace. After the
+rules, code confirms claims that only quote their cited output and caps what the Verifier model may call observed:
+[confirmation.md](confirmation.md).
 
 | rule | name | enabled | severity | verdictImpact |
 |---|---|---|---|---|

@@ -26,6 +26,20 @@ def shipped_injection_markers() -> tuple[str, ...]:
     return tuple(params.injection_markers)  # type: ignore[attr-defined]
 
 
+@lru_cache(maxsize=1)
+def shipped_imperatives() -> tuple[str, ...]:
+    """The imperatives of the shipped `action.planted_instruction` metadata (read once)."""
+    from evigate.rules.gate.config import load_builtin_specs
+
+    params = load_builtin_specs()["action.planted_instruction"].params
+    return tuple(params.imperatives)  # type: ignore[attr-defined]
+
+
+def tells_someone_to_act(text: str) -> bool:
+    """Whether a text is addressed to a model or tells its reader to do something: never an observation to relay."""
+    return addresses_model(text) or bool(text and matches(text, shipped_imperatives()))
+
+
 _SENTENCES = re.compile(r"[^。！？!?\n；;]+[。！？!?；;]?")
 
 

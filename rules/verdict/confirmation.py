@@ -266,12 +266,19 @@ def restates_header(text: str, views: Sequence[InvocationView]) -> bool:
 
 
 def asks_again(claim: Mapping[str, Any], session: SessionIndex) -> InvocationView | None:
-    """The cited invocation whose arguments hold the claim's whole text (minus an attribution), or None."""
+    """The invocation of this session whose arguments hold the claim's whole text (minus an attribution), cited ones
+    first, or None.
+
+    Measured on the 0.5B default: "HikariCP 连接池耗尽 Connection is not available", lookup_knowledge's query, cited
+    to a query_logs call, was labelled direct_observation by the Verifier and made a PASS. What evigate itself asked
+    is no finding, whichever call the claim cites.
+    """
     bound = [view for _, binding in iter_bindings(claim) for view in session.resolve(binding_ids(binding))]
-    core = compact(strip_attribution(text_of(claim, "claim_text"), (view.tool_name for view in bound)))
+    core = compact(strip_attribution(text_of(claim, "claim_text"), (view.tool_name for view in session.in_session)))
     if weight(core) < MIN_CONFIRM_WEIGHT:
         return None
-    return next((view for view in bound if view.invocation.input
+    others = [view for view in session.in_session if view not in bound]
+    return next((view for view in (*bound, *others) if view.invocation.input
                  and core in compact(fold(flatten(view.invocation.input)))), None)
 
 

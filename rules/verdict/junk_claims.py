@@ -10,7 +10,7 @@ claim is a ``symptom`` (``context`` when it quotes a knowledge document), never 
 
 ``add_excerpt_observations`` applies the same idea to a claim that is no junk but that code cannot confirm (a
 paraphrase, a causal or indirect claim): the returned line its excerpt quotes is added, beside it, as the tool's
-own observation; the Executor's claim stays as written and is judged as before (docs/confirmation.md §3b).
+own observation; the Executor's claim stays as written and is judged as before (docs/confirmation.md §4b).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def observation_text(tool: str, excerpt: str, views: Sequence[Any], locale: str 
                                                                          excerpt=excerpt)
     return REWRITE_TEMPLATE.get(locale, REWRITE_TEMPLATE["zh"]).format(tool=tool, excerpt=excerpt)
 MAX_EXCERPT_CHARS = 300
-_INSTRUCTION = re.compile(
+INSTRUCTION = re.compile(
     r"^(?:请|必须|务必|不要|禁止|只能|仅|输出|列出|给出|使用|按照|根据以上|根据上述|根据工具|你是|你需要|作为)"
     r"|claim_text|evidence_excerpt|support_level|source_invocation_ids|evidence_bindings|claim_type|answer_version"
     r"|executor_evidence_v2|\bjson\b"
@@ -93,7 +93,7 @@ def junk_reason(text: str, query: str = "", instructions: Sequence[str] = ()) ->
         return "the claim text is a question"
     if query.strip() and compact(fold(stripped)) == compact(fold(query)):
         return "the claim text is the user's question"  # restating the facts the user reported is fine
-    if _INSTRUCTION.search(fold(stripped)):
+    if INSTRUCTION.search(fold(stripped)):
         return "the claim text is an instruction, not a finding"
     core = compact(fold(stripped))
     if weight(core) >= 8 and any(core in compact(fold(prompt)) for prompt in instructions if prompt):
@@ -115,7 +115,7 @@ def verbatim_start(excerpt: str, views: Sequence[Any]) -> str | None:
         return None
     if any(needle in compact(fold(part)) for part in parts):
         return excerpt
-    if not _usable_excerpt(excerpt):
+    if not usable_excerpt(excerpt):
         return None  # a cause, hedge or question in the part that does not match: the Gatekeeper's business
     lines = [(squash_whitespace(fold(line)), line) for part in parts for line in part.splitlines()]
     words = excerpt.split()
@@ -135,7 +135,8 @@ def verbatim_start(excerpt: str, views: Sequence[Any]) -> str | None:
     return None
 
 
-def _usable_excerpt(excerpt: str) -> bool:
+def usable_excerpt(excerpt: str) -> bool:
+    """Whether an excerpt may stand as an observation: weighty enough, no question, no cause, no hedge."""
     folded = fold(excerpt)
     return (weight(compact(folded)) >= MIN_CONFIRM_WEIGHT and not is_question(excerpt)
             and not ROOT_CAUSE.search(folded) and not HEDGE.search(folded))
@@ -170,7 +171,7 @@ def rewrite_junk_claims(
             views = [view for view in session.resolve(binding_ids(binding)) if view.success and view.tool_name == tool]
             excerpt = verbatim_start(squash_whitespace(text_of(binding, "evidence_excerpt"))[:MAX_EXCERPT_CHARS],
                                      views)
-            if excerpt is None or not _usable_excerpt(excerpt):
+            if excerpt is None or not usable_excerpt(excerpt):
                 continue
             if restates_header(excerpt, views):
                 continue  # the tool describing its own call is no observation of the incident
@@ -199,11 +200,11 @@ def _returned_line(excerpt: str, views: Sequence[Any]) -> tuple[Any, str] | None
         for part in (view.raw_preview, view.raw_details):
             for line in (part or "").splitlines():
                 if needle in compact(fold(line)):
-                    found.setdefault(compact(fold(line)), (view, _cut(line.strip())))
+                    found.setdefault(compact(fold(line)), (view, cut_line(line.strip())))
     return next(iter(found.values())) if len(found) == 1 else None  # two lines: which one it quotes is unknown
 
 
-def _cut(line: str) -> str:
+def cut_line(line: str) -> str:
     """``line`` within MAX_EXCERPT_CHARS, cut at a space so no value is left half-written."""
     if len(line) <= MAX_EXCERPT_CHARS:
         return line
@@ -247,7 +248,7 @@ def add_excerpt_observations(
             views = [view for view in session.resolve(binding_ids(binding)) if view.success and view.tool_name == tool]
             excerpt = squash_whitespace(text_of(binding, "evidence_excerpt"))
             found = _returned_line(excerpt, views) if weight(compact(fold(excerpt))) >= MIN_CONFIRM_WEIGHT else None
-            if found is None or not _usable_excerpt(found[1]) or restates_header(found[1], [found[0]]):
+            if found is None or not usable_excerpt(found[1]) or restates_header(found[1], [found[0]]):
                 continue
             view, line = found
             core = compact(fold(line))

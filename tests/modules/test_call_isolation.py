@@ -220,3 +220,41 @@ def test_sessions_in_parallel_threads_keep_their_own_evidence(world_db: Path) ->
             invocations = store.invocations(result.session_id)
             assert [inv.input for inv in invocations] == [{"order_id": order_id}]
             assert order_id in result.answer
+
+
+LATE_EXIT = """
+import sys, time, duckdb, dspy
+from evigate.modules.calls import call_agent
+
+class Slow(dspy.Module):
+    def forward(self):
+        time.sleep(0.3)
+        return dspy.Prediction(x=1)
+
+con = duckdb.connect(sys.argv[1])
+con.execute("CREATE TABLE notes (t VARCHAR)")
+
+def note(text):
+    cursor = con.cursor()
+    cursor.execute("SELECT count(*) FROM range(400000000) t(i) WHERE i % 7 = 3").fetchall()  # a slow write
+    cursor.execute("INSERT INTO notes VALUES (?)", [text])
+
+assert "timed out" in call_agent(Slow(), "executor", None, 0.05, note_late=note).error
+time.sleep(0.5)  # the process ends while the late thread is inside DuckDB, writing its note
+"""
+
+
+def test_a_late_note_being_written_when_the_process_ends_is_not_lost(tmp_path: Path) -> None:
+    """Before: DuckDB was interrupted at exit ("INTERRUPT Error") and the note lost; in pytest the process aborted."""
+    import subprocess
+    import sys
+
+    import duckdb
+
+    script, database = tmp_path / "late_exit.py", tmp_path / "notes.duckdb"
+    script.write_text(LATE_EXIT)
+    done = subprocess.run([sys.executable, str(script), str(database)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "could not note" not in done.stderr
+    with duckdb.connect(str(database), read_only=True) as connection:
+        assert connection.execute("SELECT count(*) FROM notes").fetchone() == (1,)

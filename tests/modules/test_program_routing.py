@@ -294,10 +294,12 @@ def test_a_question_as_claim_text_beside_a_verbatim_excerpt_becomes_the_tools_ob
 
     result = build(world_db, executor=ScriptedExecutor(question), verifier=ScriptedVerifier({}))(query=QUERY)
     evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
-    (rewrite,) = evaluation["code_confirmation"]["rewritten"]
+    rewrite, anchored = evaluation["code_confirmation"]["rewritten"]
     assert rewrite["original_text"] == QUERY and rewrite["new_text"].startswith("query_order 返回：order 123")
-    (claim_out,) = evaluation["executor_structured_output"]["claims"]
-    assert claim_out["claim_type"] == "symptom"  # never a root cause made a fact
+    # query_logs, which no claim quotes, returned the order's log line: code states it too (confirmation.md §4d).
+    assert anchored["claim_id"] == "observed-1" and anchored["new_text"].startswith("query_logs 返回：")
+    claim_out, observed = evaluation["executor_structured_output"]["claims"]
+    assert claim_out["claim_type"] == "symptom" == observed["claim_type"]  # never a root cause made a fact
     assert "是什么原因" not in result.answer and "order 123" in result.answer
 
 
@@ -314,9 +316,12 @@ def test_the_log_line_a_causal_claim_quotes_is_stated_as_the_tools_observation(w
     assert [c["claim_id"] for c in verifier.inputs[0].executor_structured_output["claims"]] == ["claim-1"]
     assert result.verdict == "LOW_CONFID"  # the cause is still judged on its own, and blocks PASS
     evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
-    assert evaluation["code_confirmation"]["label_sources"] == {"claim-1": "model", "claim-1-observed": "code"}
+    assert evaluation["code_confirmation"]["label_sources"] == {
+        "claim-1": "model", "claim-1-observed": "code", "observed-1": "code"}  # observed-1: the unquoted order
     allowed = evaluation["composer_input"]["allowed_claims"]
-    assert [(c["claim_id"], c["claim_type"]) for c in allowed] == [("claim-1-observed", "symptom")]
+    assert [(c["claim_id"], c["claim_type"]) for c in allowed] == [("claim-1-observed", "symptom"),
+                                                                   ("observed-1", "symptom")]
+    assert allowed[1]["claim_text"].startswith("query_order 返回：order 123")
     assert allowed[0]["claim_text"].startswith("query_logs 返回：") and TIMEOUT_LINE in allowed[0]["claim_text"]
     assert "query_logs 返回：2026-11-28 14:03:12 ERROR pay-gateway" in result.answer and TIMEOUT_LINE in result.answer
     assert result.answer.count(cause) == result.answer.count(f"“{cause}”缺少直接证据")  # the cause: only as a gap

@@ -36,3 +36,9 @@ def test_an_inference_is_no_confirmed_fact() -> None:
     fact = "query_order 返回：order 123: status=FAILED error_code=ERR_TIMEOUT"
     inferred = AllowedClaim(claim_id="claim-1", claim_type="symptom", claim_text=fact, support_level="indirect")
     assert judge_facts(INCIDENT, [inferred], f"已确认：{fact}", OUTPUTS) == ([], [])
+
+
+def test_a_value_equal_to_the_order_number_does_not_make_a_fact_about_the_order() -> None:
+    """Measured (INC-05 en): "query_metrics returned: 2026-11-28 09:46 pool_pending=123" was counted correct."""
+    fact = "query_metrics returned: 2026-11-28 09:46 pool_pending=123"
+    assert judge_facts(INCIDENT, [allowed(fact)], fact, [*OUTPUTS, "2026-11-28 09:46 pool_pending=123"]) == ([], [])

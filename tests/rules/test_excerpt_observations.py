@@ -189,3 +189,15 @@ def test_a_claim_that_only_restates_what_a_call_was_asked_never_passes_whatever_
     decision = decide_verdict(data, [ClaimCheck(claim_id="claim-1", verification="direct_observation")], None,
                               "valid", {}, code_checks=code.confirmed)
     assert decision.verdict == "LOW_CONFID" and decision.code_confirmed == []
+
+
+def test_a_claim_restating_another_calls_query_is_no_finding_either() -> None:
+    """Measured on the 0.5B default: lookup_knowledge's query cited to a query_logs call made a PASS (INC-03)."""
+    asked = "HikariCP 连接池耗尽 Connection is not available"
+    kb = ToolInvocation(id=12, session_id=SESSION, tool_name="lookup_knowledge", input={"query": asked},
+                        output_preview="## HikariCP\\nConnection is not available 表示连接池已满。")
+    index = Gatekeeper.default().session_index([*INVOCATIONS, kb], SESSION)
+    data = output(claim(asked, "upstream unionpay timeout", [2]))
+    code = confirm_by_code(data, index)
+    assert code.confirmed["claim-1"].verification == "unsupported"
+    assert "#12 lookup_knowledge was asked" in code.confirmed["claim-1"].detail

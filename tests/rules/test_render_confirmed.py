@@ -36,3 +36,16 @@ def test_an_inference_is_not_listed_under_confirmed_information() -> None:
     assert INFERRED in rest
     _, english = rendered("en")
     assert "Inferred from the evidence (not directly observed):" in english
+
+
+def test_a_confirmed_line_naming_a_capitalised_pool_is_shown_not_dropped_as_foreign() -> None:
+    """Measured (en, INC-03): "… HikariPool-1 - Connection is not available …" was dropped from 已确认信息, because
+    the case-folded material never held "HikariPool" as written; the answer then said "(none)"."""
+    line = ("2026-11-28 09:30:34 ERROR payment-service order=99330 ERR_DB_POOL_EXHAUSTED HikariPool-1 - Connection "
+            "is not available, request timed out after 30000ms")
+    data = output(claim(f"query_logs returned: {line}", line, [2]))
+    decision = decide_verdict(data, [ClaimCheck(claim_id="claim-1", verification="direct_observation")], None,
+                              "valid", {})
+    ci = build_composer_input("Order 456 payment failed with ERR_DB_POOL_EXHAUSTED. Why?", data, None, decision)
+    text = render_deterministic(ci, locale="en")  # type: ignore[arg-type]
+    assert "HikariPool-1 - Connection is not available" in text and "(none)" not in text

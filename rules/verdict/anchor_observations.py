@@ -1,0 +1,198 @@
+"""add_anchor_observations: the returned lines that name what the user asked about, stated by code as observations.
+
+A small Executor often quotes the wrong line, cites the wrong call or writes no usable claim at all, while the
+evidence tools it called returned exactly the record the user asked about (measured on the 0.5B default: query_order
+returned "order 123: status=FAILED error_code=ERR_TIMEOUT …", and the answer confirmed nothing). What a successful
+evidence call returned is observed by definition; code need not take the Executor's word for it.
+
+So code reads the question's anchors (its error codes, ids, trace ids, long numbers such as an order id, and
+services) and, for each successful evidence invocation of this session, picks the returned line that names the most
+of them. At most ``MAX_ANCHOR_OBSERVATIONS`` such lines are added as claims "<tool> 返回：<line>" (a ``symptom``,
+``support_level: direct``, one binding to that invocation), so every Gatekeeper rule and code confirmation judges them
+like any claim. They are observations, never findings: they never lift the verdict (``decide_verdict``'s
+``observations``), they never come from a knowledge document (a runbook line observes the runbook, not the
+incident), and a line with causal, hedged or question wording, text addressed to a model, a tool's header line or
+the call's own arguments is never used. Pure code (docs/confirmation.md §4d).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from evigate.rules.gate.session import (
+    InvocationView,
+    SessionIndex,
+    binding_ids,
+    claim_key,
+    iter_bindings,
+    iter_claims,
+    text_of,
+)
+from evigate.rules.text.entities import entity_occurs, extract_entities
+from evigate.rules.text.entity import Entity
+from evigate.rules.text.instructions import tells_someone_to_act
+from evigate.rules.text.normalize import compact, fold, weight
+from evigate.rules.verdict.confirmation import (
+    KNOWLEDGE_TOOLS,
+    MIN_CONFIRM_WEIGHT,
+    asks_again,
+    is_knowledge_tool,
+    restates_header,
+)
+from evigate.rules.verdict.junk_claims import (
+    INSTRUCTION,
+    ClaimRewrite,
+    cut_line,
+    junk_reason,
+    observation_text,
+    usable_excerpt,
+)
+
+MAX_ANCHOR_OBSERVATIONS = 2
+"""Lines code adds per round: enough to show the user's record and the line beside it, not a log dump."""
+ANCHOR_PREFIX = "observed-"
+ANCHOR_WHY = "added by code: {tool} returned a line naming {anchors} from the question, a direct observation"
+STRONG_KINDS = frozenset({"error_code", "identifier", "address", "version"})
+"""Entity kinds that single out a record; a service name alone names a whole stream of lines."""
+MAX_RICHNESS = 8
+"""Entities counted when two lines name the same anchors: past this many, a longer line says no more."""
+MIN_ID_DIGITS = 3
+"""A bare number in the question is an anchor from this many digits on (order 123, not "2 点多")."""
+
+
+def question_anchors(query: str) -> list[Entity]:
+    """The entities of ``query`` a returned line can be about: error codes, ids and services, not times or counts."""
+    anchors: list[Entity] = []
+    for entity in extract_entities(query or ""):
+        if entity.kind == "number":
+            if entity.has_unit or entity.digits < MIN_ID_DIGITS or entity.approximate:
+                continue
+        elif entity.kind not in STRONG_KINDS and entity.kind != "service":
+            continue
+        if all(fold(other.text) != fold(entity.text) for other in anchors):
+            anchors.append(entity)
+    return anchors
+
+
+ID_CONTEXT = r"(?:order|订单|单号|ticket|工单|id|no\.?|number|#)[\s=:：#_-]{0,3}"
+"""What may stand before a number for it to be a record's id ("order 123", "order_id=123", "订单 123", "#123")."""
+
+
+def names_record(number: str, line: str) -> bool:
+    """Whether ``line`` names the record numbered ``number`` (not a value equal to it: pool_pending=123)."""
+    return re.search(rf"{ID_CONTEXT}(?<!\d){re.escape(number)}(?!\d)", line, re.IGNORECASE) is not None
+
+
+def _occurs(anchor: Entity, line: str) -> bool:
+    if anchor.kind == "number":
+        return names_record(anchor.exact or anchor.text, line)
+    return entity_occurs(anchor, line)
+
+
+def _score(line: str, anchors: Sequence[Entity]) -> tuple[int, list[str]]:
+    named = [anchor for anchor in anchors if _occurs(anchor, line)]
+    strong = sum(anchor.kind != "service" for anchor in named)
+    # A record needs a strong anchor (an id, an error code): a service name alone is any line of that service.
+    return (2 * strong + len(named) if strong else 0), [anchor.text for anchor in named]
+
+
+def _best_line(view: InvocationView, anchors: Sequence[Entity]) -> tuple[tuple[int, int], str, list[str]] | None:
+    """The usable returned line naming the most anchors; among equals the one saying most (a log record beats the
+    "by error_code: X=31" tally above it)."""
+    best: tuple[tuple[int, int], str, list[str]] | None = None
+    for raw in view.raw_preview.splitlines():
+        line = cut_line(raw.strip())
+        score, named = _score(line, anchors)
+        if not score or (best is not None and score < best[0][0]):
+            continue
+        rank = (score, min(len(extract_entities(line)), MAX_RICHNESS))
+        if best is not None and rank <= best[0]:
+            continue
+        if (not usable_excerpt(line) or restates_header(line, [view]) or tells_someone_to_act(line)
+                or INSTRUCTION.search(fold(line))):
+            continue
+        best = (rank, line, named)
+    return best
+
+
+def _quoted_invocations(data: Mapping[str, Any], session: SessionIndex, query: str) -> set[int]:
+    """The invocations a claim that may stand already quotes verbatim: their evidence is in the answer already, in
+    the Executor's words. A misquote, a wrong citation, a junk text or a claim that only restates what a call was
+    asked (measured on the 0.5B default: the knowledge query, bound to query_order's line) leaves the call unquoted,
+    so its line may still be stated by code."""
+    quoted: set[int] = set()
+    for _, claim in iter_claims(data):
+        if junk_reason(text_of(claim, "claim_text"), query) is not None or asks_again(claim, session) is not None:
+            continue
+        for _, binding in iter_bindings(claim):
+            excerpt = compact(fold(text_of(binding, "evidence_excerpt")))
+            if weight(excerpt) < MIN_CONFIRM_WEIGHT:
+                continue
+            for view in session.resolve(binding_ids(binding)):
+                if view.tool_name == text_of(binding, "tool_name") and excerpt in compact(fold(view.raw_preview)):
+                    quoted.add(view.id)
+    return quoted
+
+
+def add_anchor_observations(
+    data: Mapping[str, Any] | None,
+    session: SessionIndex,
+    *,
+    query: str = "",
+    locale: str = "zh",
+    knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS,
+    limit: int = MAX_ANCHOR_OBSERVATIONS,
+) -> tuple[dict[str, Any] | None, list[ClaimRewrite]]:
+    """A copy of ``data`` with up to ``limit`` "<tool> 返回：<line>" claims for the returned lines naming the question's
+    anchors (best first: more ids and codes named, then call order); the additions made. ``data`` is never modified.
+
+    Only lines no claim already states, from successful evidence invocations of this session that are no knowledge
+    documents and that no claim already quotes verbatim. An output without a claims list gets nothing (it is the
+    schema rule's business).
+    """
+    if not isinstance(data, Mapping) or not isinstance(data.get("claims"), list):
+        return (dict(data) if isinstance(data, Mapping) else None), []
+    anchors = question_anchors(query)
+    if not anchors or limit <= 0:
+        return copy.deepcopy(dict(data)), []
+    knowledge = tuple(knowledge_tools)
+    result = copy.deepcopy(dict(data))
+    said = [compact(fold(text_of(claim, "claim_text"))) for _, claim in iter_claims(result)]
+    taken = {claim_key(claim, index) for index, claim in iter_claims(result)}
+    quoted = _quoted_invocations(result, session, query)
+    found: list[tuple[int, int, InvocationView, str, list[str]]] = []
+    for order, view in enumerate(session.in_session):
+        if (not view.success or not view.invocation.is_evidence or is_knowledge_tool(view.tool_name, knowledge)
+                or view.id in quoted):
+            continue
+        best = _best_line(view, anchors)
+        if best is not None:
+            found.append((-best[0][0], order, view, best[1], best[2]))
+    added: list[dict[str, Any]] = []
+    rewrites: list[ClaimRewrite] = []
+    for _, _, view, line, named in sorted(found, key=lambda item: (item[0], item[1])):
+        core = compact(fold(line))
+        if any(core in other for other in said):
+            continue
+        said.append(core)
+        number = 1 + len(added)
+        while f"{ANCHOR_PREFIX}{number}" in taken:
+            number += 1
+        claim_id = f"{ANCHOR_PREFIX}{number}"
+        taken.add(claim_id)
+        text = observation_text(view.tool_name, line, [view], locale, knowledge)
+        added.append({
+            "claim_id": claim_id, "claim_type": "symptom", "claim_text": text, "support_level": "direct",
+            "evidence_bindings": [{"source_invocation_ids": [view.id], "tool_name": view.tool_name,
+                                   "evidence_excerpt": line}],
+        })
+        rewrites.append(ClaimRewrite(claim_id, "", text, ANCHOR_WHY.format(tool=view.tool_name,
+                                                                          anchors=", ".join(named))))
+        if len(added) >= limit:
+            break
+    if added:
+        result["claims"] = [*result["claims"], *added]
+    return result, rewrites
