@@ -14,7 +14,7 @@ from evigate.modules.judgement import judge, verifier_output_or_none
 from evigate.modules.planner import Planner
 from evigate.modules.trace_summary import build_tool_trace_summary, truncate_trace_summary
 from evigate.rules import ParsedOutput, parse_executor_output
-from evigate.rules.verdict.anchor_observations import add_anchor_observations
+from evigate.rules.verdict.anchor_observations import add_anchor_observations, without_claims
 from evigate.rules.verdict.junk_claims import ClaimRewrite, add_excerpt_observations, rewrite_junk_claims
 from evigate.signatures import Plan, RetryContext, VerifierInput, VerifierOutput
 from evigate.signatures.agents import WriteEvidence
@@ -96,6 +96,14 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         parsed = ParsedOutput(parsed.status, parsed.detail, data)
         notes.extend(f"claim {r.claim_id} rewritten by code ({r.why}): {r.new_text[:120]}" for r in rewrites)
     gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
+    rejected = {item.claim_id for item in observed} & {*gate.failed_claims, *gate.excluded_claims}
+    if rejected:
+        # An observation code added must never cost the verdict: one a rule fails is dropped, and the gate reruns.
+        notes.append(f"observation(s) added by code dropped, a Gatekeeper rule failed them: {sorted(rejected)}")
+        observed = [item for item in observed if item.claim_id not in rejected]
+        rewrites = [item for item in rewrites if item.claim_id not in rejected]
+        parsed = ParsedOutput(parsed.status, parsed.detail, without_claims(parsed.data, rejected))
+        gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
 
     verifier_output: VerifierOutput | None = None
     verifier_trace = trace_summary

@@ -50,6 +50,7 @@ from evigate.rules.verdict.junk_claims import (
     observation_text,
     usable_excerpt,
 )
+from evigate.rules.verdict.matrix import is_critical
 
 MAX_ANCHOR_OBSERVATIONS = 2
 """Lines code adds per round: enough to show the user's record and the line beside it, not a log dump."""
@@ -119,13 +120,14 @@ def _best_line(view: InvocationView, anchors: Sequence[Entity]) -> tuple[tuple[i
 
 
 def _quoted_invocations(data: Mapping[str, Any], session: SessionIndex, query: str) -> set[int]:
-    """The invocations a claim that may stand already quotes verbatim: their evidence is in the answer already, in
-    the Executor's words. A misquote, a wrong citation, a junk text or a claim that only restates what a call was
-    asked (measured on the 0.5B default: the knowledge query, bound to query_order's line) leaves the call unquoted,
-    so its line may still be stated by code."""
+    """The invocations a finding that may stand already quotes verbatim: their evidence is in the answer already,
+    in the Executor's words. A misquote, a wrong citation, a junk text, a context claim or a claim that only restates
+    what a call was asked (measured on the 0.5B default: the knowledge query, bound to query_order's line; a context
+    claim "notification-service 短信服务商 熔断", bound to the log) leaves the call unquoted, so code may state it."""
     quoted: set[int] = set()
     for _, claim in iter_claims(data):
-        if junk_reason(text_of(claim, "claim_text"), query) is not None or asks_again(claim, session) is not None:
+        if (not is_critical(claim) or junk_reason(text_of(claim, "claim_text"), query) is not None
+                or asks_again(claim, session) is not None):
             continue
         for _, binding in iter_bindings(claim):
             excerpt = compact(fold(text_of(binding, "evidence_excerpt")))
@@ -196,3 +198,16 @@ def add_anchor_observations(
     if added:
         result["claims"] = [*result["claims"], *added]
     return result, rewrites
+
+
+def without_claims(data: Mapping[str, Any] | None, claim_ids: Iterable[str]) -> dict[str, Any] | None:
+    """A copy of ``data`` without the claims whose keys are ``claim_ids`` (an observation a rule failed)."""
+    if not isinstance(data, Mapping):
+        return None
+    drop = set(claim_ids)
+    claims = data.get("claims")
+    if not isinstance(claims, list):
+        return dict(data)
+    kept = [claim for index, claim in enumerate(claims)
+            if not (isinstance(claim, Mapping) and claim_key(claim, index) in drop)]
+    return {**data, "claims": kept}

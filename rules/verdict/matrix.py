@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field, ValidationError
 from evigate.rules.gate.gatekeeper import claim_ids_of_targets
 from evigate.rules.gate.parsing import ParsedOutput
 from evigate.rules.gate.session import claim_key, iter_claims, text_of
-from evigate.rules.text.entities import extract_entities
 from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS, cap, ceilings_of
+from evigate.rules.verdict.rows import SUMMARY_OF, MatrixRow, matrix_rows
 from evigate.signatures import (
     CRITICAL_CLAIM_TYPES,
     FACT_VERIFICATION_OF,
@@ -34,29 +34,14 @@ SCORE_OF: dict[str, float] = {
     "direct_observation": 1.0, "reasonable_inference": 0.6, "overstated": 0.6,
     "unsupported": 0.0, "external_unknown": 0.0, "contradicted": 0.0,
 }
-BLOCKS_PASS = frozenset({"overstated", "unsupported", "external_unknown", "contradicted"})
 ALLOWED_VERIFICATIONS = frozenset({"direct_observation", "reasonable_inference"})
 # Least favourable first: when a model checks one claim twice, the worse judgement stands.
 SEVERITY_ORDER = ("contradicted", "external_unknown", "unsupported", "overstated", "reasonable_inference",
                   "direct_observation")
 NON_CRITICAL_TYPES = frozenset({"context", "remediation"})
-KEY_ENTITY_KINDS = frozenset({"service", "identifier", "error_code", "time"})
 VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
 
-ReasonCode = Literal[
-    "parse_failed", "contradicted_critical", "external_root_cause", "external_entity", "forged_evidence",
-    "gate_failed", "external_unknown", "overstated", "unsupported", "contradicted", "no_claims",
-    "no_direct_critical", "pass",
-]
 LabelSource = Literal["code", "model", "none"]
-
-
-class MatrixRow(BaseModel):
-    """One §17 row that fired: a typed code (what control flow and the summary key on) and its text (the audit's)."""
-
-    code: ReasonCode
-    text: str
-    claim_id: str | None = None
 
 
 class VerdictDecision(BaseModel):
@@ -123,13 +108,6 @@ def _checks(claim_checks: Iterable[Any] | None, reasons: list[str]) -> list[Clai
         except ValidationError:
             reasons.append(f"ignored claim_checks[{position}]: not a valid claim check")
     return checks
-
-
-def _names_key_entity(text: str) -> str | None:
-    for entity in extract_entities(text):
-        if entity.kind in KEY_ENTITY_KINDS or (entity.kind == "number" and entity.is_key_value):
-            return entity.text
-    return None
 
 
 def decide_verdict(
@@ -224,12 +202,12 @@ def decide_verdict(
             is_critical=critical, evidence_refs=list(check.evidence_refs) if check else [],
         ))
 
-    verdict, rows = _matrix(claims, effective, critical_keys, gate, impacts)
+    verdict, rows = matrix_rows(claims, effective, critical_keys, gate, impacts)
     added = set(observations) & known
     own_claims = [(key, claim) for key, claim in claims if key not in added]
     own_critical = [key for key in critical_keys if key not in added]
     if added and own_claims:
-        own_verdict, own_rows = _matrix(own_claims, effective, own_critical, gate, impacts)
+        own_verdict, own_rows = matrix_rows(own_claims, effective, own_critical, gate, impacts)
         if VERDICTS.index(own_verdict) > VERDICTS.index(verdict):
             reasons.append(f"claims added by code ({', '.join(sorted(added))}) do not lift the verdict: "
                            f"{own_verdict} without them")
@@ -249,75 +227,3 @@ def decide_verdict(
         gate_status=gate.status, summary=SUMMARY_OF[rows[0].code], rows=rows,
         label_sources={key: sources.get(key, "none") for key, _ in claims}, capped=capped,
     )
-
-
-SUMMARY_OF: dict[ReasonCode, str] = {
-    "parse_failed": "执行器输出无法解析，没有可核对的结构化证据",
-    "contradicted_critical": "存在与工具证据相矛盾的关键说法",
-    "external_root_cause": "存在证据之外的根因",
-    "external_entity": "存在证据之外的关键实体",
-    "forged_evidence": "部分说法引用的证据无法核实",
-    "gate_failed": "结构化输出未通过确定性校验",
-    "external_unknown": "部分说法涉及证据之外的信息",
-    "overstated": "部分说法超出了现有证据",
-    "unsupported": "部分说法缺少证据支持",
-    "contradicted": "部分说法与工具证据相矛盾",
-    "no_claims": "没有可确认的说法",
-    "no_direct_critical": "关键说法缺少直接证据",
-    "pass": "关键说法均有直接证据",
-}
-"""The deciding row in words a Composer may repeat: no claim ids, no rule ids, no entities."""
-SUMMARY_PARSE = SUMMARY_OF["parse_failed"]
-
-
-def _matrix(
-    claims: list[tuple[str, Mapping[str, Any]]],
-    effective: Mapping[str, ClaimVerification],
-    critical_keys: list[str],
-    gate: GatekeeperResult,
-    impacts: Mapping[str, str],
-) -> tuple[Verdict, list[MatrixRow]]:
-    """The §17 rows that fire, REJECT first, then what keeps the output from PASS."""
-    critical = set(critical_keys)
-    reject: list[MatrixRow] = []
-    for key, claim in claims:
-        verification = effective[key]
-        if key in critical and verification == "contradicted":
-            reject.append(MatrixRow(code="contradicted_critical", claim_id=key,
-                                    text=f"§17 REJECT: critical claim {key} is contradicted by the evidence"))
-        if key in critical and verification == "external_unknown":
-            named = _names_key_entity(text_of(claim, "claim_text"))
-            if claim.get("claim_type") == "root_cause":
-                reject.append(MatrixRow(code="external_root_cause", claim_id=key, text=(
-                    f"§17 REJECT: critical claim {key} brings a root cause from outside the evidence")))
-            elif named:
-                reject.append(MatrixRow(code="external_entity", claim_id=key, text=(
-                    f"§17 REJECT: critical claim {key} is external_unknown and names '{named}'")))
-    forged = [rule for rule in gate.failed_rules if impacts.get(rule) == "reject_on_fail"]
-    if gate.status == "fail" and forged:
-        reject.append(MatrixRow(code="forged_evidence", text=(
-            f"§17 REJECT: Gatekeeper rule(s) {', '.join(forged)} (reject_on_fail) failed: forged evidence")))
-    if reject:
-        return "REJECT", reject
-
-    low: list[MatrixRow] = []
-    if gate.status == "fail":
-        low.append(MatrixRow(code="gate_failed", text=(
-            f"§17 LOW_CONFID: Gatekeeper failed ({', '.join(gate.failed_rules) or 'unknown rule'}), "
-            "not as forgery; a failure forbids PASS")))
-    for key, _ in claims:
-        if effective[key] in BLOCKS_PASS:
-            low.append(MatrixRow(code=effective[key], claim_id=key,  # type: ignore[arg-type]
-                                 text=f"§17 LOW_CONFID: claim {key} is {effective[key]}"))
-    if not claims:
-        low.append(MatrixRow(code="no_claims", text="§17 LOW_CONFID: the output has no claims"))
-    elif not any(effective[key] == "direct_observation" for key in critical_keys):
-        low.append(MatrixRow(code="no_direct_critical", text=(
-            "§17 LOW_CONFID: no critical claim is a direct_observation"
-            + (" (critical claims are only reasonable_inference)" if critical_keys else " (no critical claims)"))))
-    if low:
-        return "LOW_CONFID", low
-    direct = sum(1 for key in critical_keys if effective[key] == "direct_observation")
-    return "PASS", [MatrixRow(code="pass", text=(
-        f"§17 PASS: Gatekeeper did not fail, every claim is direct_observation or reasonable_inference, "
-        f"{direct} critical claim(s) directly observed"))]

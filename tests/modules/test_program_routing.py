@@ -429,3 +429,32 @@ def test_the_trace_budget_of_a_local_verifier_model_holds_in_both_rounds(world_d
 
 def good_claims_of_four(results: list[Any], _round: int) -> str:
     return good_claims(results[:2], _round)
+
+
+def test_an_observation_code_added_that_a_rule_fails_is_dropped_and_costs_nothing(world_db: Path) -> None:
+    """A returned line naming the order can hold a phrase claim.hallucination_phrases fails ("usually"): stated by
+    code it would have failed the gate and made LOW_CONFID out of the Executor's PASS."""
+    from evigate.demo.domain import demo_registry
+    from evigate.tools.base import Tool, ToolArgs, ToolOutput
+
+    class NoteArgs(ToolArgs):
+        order_id: int
+
+    class GatewayNotes(Tool):
+        name, description, Args = "query_gateway_notes", "Operator notes about an order.", NoteArgs
+
+        def run(self, args: NoteArgs, world: Any) -> ToolOutput:
+            return ToolOutput(text=f"order {args.order_id} ERR_TIMEOUT: unionpay usually answers within 800ms")
+
+    registry = demo_registry()
+    registry.register(GatewayNotes())
+    steps = [{"tool": "query_order", "args": {"order_id": 123}}, {"tool": "query_logs", "args": {"order_id": 123}},
+             {"tool": "query_gateway_notes", "args": {"order_id": 123}}]
+    program = build(world_db, planner=ScriptedPlanner(steps), executor=ScriptedExecutor(good_claims_of_four),
+                    verifier=ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "direct_observation"}),
+                    registry=registry)
+    result = program(query=QUERY)
+    assert result.verdict == "PASS", result.answer
+    evaluation = session(world_db, result.session_id)["self_evaluation"]["verifier_evaluation"]
+    assert [c["claim_id"] for c in evaluation["executor_structured_output"]["claims"]] == ["claim-1", "claim-2"]
+    assert "usually" not in result.answer

@@ -149,3 +149,9 @@ def test_an_order_number_anchors_only_where_it_names_a_record() -> None:
                             output_preview="2026-11-28 09:46 pool_pending=123 ERR_TIMEOUT_RATE=0")
     index = Gatekeeper.default().session_index([metric], SESSION)
     assert anchored(output(JUNK), index, query="订单 123 为什么失败")[1] == []  # a value equal to 123 is no record
+
+
+def test_a_context_claim_quoting_a_call_leaves_its_record_to_code() -> None:
+    """Measured on the 0.5B default (INC-02): "notification-service 短信服务商 熔断" as context, bound to the log."""
+    context = output(claim("pay-gateway 上游 unionpay 通道", "upstream unionpay timeout", [2], claim_type="context"))
+    assert [a.new_text for a in anchored(context)[1]] == [f"query_order 返回：{ORDER}", f"query_logs 返回：{LOG}"]

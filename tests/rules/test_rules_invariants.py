@@ -27,7 +27,7 @@ from evigate.rules import (
     render_answer,
     score_rule_evaluation,
 )
-from evigate.rules.verdict.matrix import BLOCKS_PASS
+from evigate.rules.verdict.rows import BLOCKS_PASS
 from evigate.signatures import ComposerInput, ComposerOutput
 from evigate.signatures.verifier import ClaimVerification
 
