@@ -78,7 +78,7 @@ def question_anchors(query: str) -> list[Entity]:
     return anchors
 
 
-ID_CONTEXT = r"(?:order|订单|单号|ticket|工单|id|no\.?|number|#)[\s=:：#_-]{0,3}"
+ID_CONTEXT = r"(?:(?<![a-z])(?:order|ticket|no\.?|number)|订单|单号|工单|id|#)[\s=:：#_-]{0,3}"
 """What may stand before a number for it to be a record's id ("order 123", "order_id=123", "订单 123", "#123")."""
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from evigate.optimize.ui import MlflowUI, free_port, group_members
+from tests.servers import wait_http
 
 
 def _processes_mentioning(marker: str) -> list[int]:
@@ -54,17 +55,12 @@ def test_evigate_ui_command_cleans_up_on_sigterm(tmp_path: Path) -> None:
     store = tmp_path / "uistore"
     port = free_port()
     script = shutil.which("evigate") or str(Path(sys.executable).with_name("evigate"))
-    cli = subprocess.Popen([script, "ui", "--port", str(port), "--tracking-uri", f"sqlite:///{store}/mlruns.db"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    log = tmp_path / "ui.log"
+    with log.open("wb") as sink:
+        cli = subprocess.Popen([script, "ui", "--port", str(port), "--tracking-uri", f"sqlite:///{store}/mlruns.db"],
+                               stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                    break
-            except OSError:
-                assert cli.poll() is None, cli.stdout.read().decode() if cli.stdout else ""
-                time.sleep(0.5)
+        wait_http(f"http://127.0.0.1:{port}/health", cli, log, seconds=90, name="evigate ui")
         assert _processes_mentioning(str(store)), "the server should be running"
         cli.send_signal(signal.SIGTERM)
         assert cli.wait(timeout=30) == 0

@@ -10,13 +10,13 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from evigate.errors import EvigateError
 from evigate.optimize.ui import MlflowUI, free_port, group_members
+from tests.servers import wait_http
 
 
 class _Healthy(http.server.BaseHTTPRequestHandler):
@@ -60,17 +60,12 @@ def test_an_early_exit_quotes_the_servers_own_words(tmp_path: Path, monkeypatch:
 def test_sighup_stops_the_server_and_frees_the_port(tmp_path: Path) -> None:
     port = free_port()
     script = shutil.which("evigate") or str(Path(sys.executable).with_name("evigate"))
-    cli = subprocess.Popen([script, "ui", "--port", str(port), "--tracking-uri", f"sqlite:///{tmp_path}/mlruns.db"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    log = tmp_path / "ui.log"
+    with log.open("wb") as sink:
+        cli = subprocess.Popen([script, "ui", "--port", str(port), "--tracking-uri", f"sqlite:///{tmp_path}/mlruns.db"],
+                               stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                    break
-            except OSError:
-                assert cli.poll() is None
-                time.sleep(0.5)
+        wait_http(f"http://127.0.0.1:{port}/health", cli, log, seconds=120, name="evigate ui")
         server_groups = {os.getpgid(pid) for pid in _children(cli.pid)}
         assert server_groups, "the mlflow server should be running"
         cli.send_signal(signal.SIGHUP)

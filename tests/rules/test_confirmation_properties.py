@@ -80,3 +80,45 @@ def test_the_issue_wrong_pass_is_gone() -> None:
     case = next(c for c in _cases() if c.case_id == "dw-inc02-sms-provider-inference_only")
     decision = _decide(case, dict.fromkeys(case.gold_labels, "direct_observation"))
     assert decision.verdict == "LOW_CONFID" == case.gold_verdict
+
+
+def _with_observations(case: VerifierCase, labels: dict[str, str]):  # type: ignore[no-untyped-def]
+    """The round's path: code's observations added to the parsed output, judged by every rule, then decided."""
+    from evigate.rules import ParsedOutput, parse_executor_output
+    from evigate.rules.verdict.anchor_observations import add_anchor_observations
+    from evigate.rules.verdict.confirmation import confirm_by_code
+    from evigate.rules.verdict.junk_claims import add_excerpt_observations
+
+    gatekeeper = _gates().gatekeeper
+    query = case.verifier_input.original_query
+    parsed = parse_executor_output(case.verifier_input.executor_raw_output)
+    session = gatekeeper.session_index(case.invocations, case.session_id, case.verifier_input.tool_trace_summary, query)
+    data, excerpt = add_excerpt_observations(parsed.data, session, query=query)
+    data, anchored = add_anchor_observations(data, session, query=query)
+    added = [item.claim_id for item in (*excerpt, *anchored)]
+    parsed = ParsedOutput(parsed.status, parsed.detail, data)
+    gate = gatekeeper.validate(parsed, case.invocations, case.session_id,
+                               trace_summary=case.verifier_input.tool_trace_summary, query=query)
+    code = confirm_by_code(gate.normalized, session, failed_claims=gate.failed_claims).confirmed
+    checks = [ClaimCheck(claim_id=k, verification=v) for k, v in labels.items()]  # type: ignore[arg-type]
+    return decide_verdict(gate.normalized, checks, gate.result, parsed.status, gatekeeper.verdict_impacts,
+                          failed_claims=gate.failed_claims, excluded_claims=gate.excluded_claims, code_checks=code,
+                          observations=added), added
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_observations_code_adds_never_beat_the_gold_verdict(data: st.DataObject) -> None:
+    """Anchor and excerpt observations on every labelled fixture: with a model at least as strict as gold for the
+    Executor's claims, the verdict is never more favourable than gold's."""
+    case = data.draw(st.sampled_from(_cases()))
+    labels = {claim_id: data.draw(st.sampled_from(FAVOURABLE[FAVOURABLE.index(gold):]))
+              for claim_id, gold in case.gold_labels.items()}
+    decision, added = _with_observations(case, labels)
+    assert RANK[decision.verdict] <= RANK[case.gold_verdict], (case.case_id, added, decision.reasons[:3])
+
+
+def test_the_fixtures_give_code_observations_to_judge() -> None:
+    """The property above is not vacuous: many labelled sessions get observations added by code."""
+    added = [case.case_id for case in _cases() if _with_observations(case, dict(case.gold_labels))[1]]
+    assert len(added) >= 20, len(added)
