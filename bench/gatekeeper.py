@@ -10,6 +10,9 @@ measured: "faithful" (what a capable executor writes: verbatim quotes, a few lig
 (fabricated, stitched and copied excerpts that drive every slow path: fuzzy alignment over 20 KB outputs, the
 misattribution search across the session, session-wide entity lookups).
 
+"+ code additions" is what a round runs around the Gatekeeper, timed apart on the same sessions: junk-claim
+rewrites, the excerpt and anchor observations (docs/confirmation.md §4–4d) and code confirmation.
+
 Run:  python bench/gatekeeper.py [--diagnoses 60] [--model-call-seconds 3.0] [--seed 7] [--profile faithful]
 
 The reference model call (3 s) is what one Verifier call of the embedded Qwen2.5-Coder-0.5B Q4_K_M took on this
@@ -226,6 +229,7 @@ class Figures:
     warm_p50: float
     warm_p99: float
     per_second: float
+    additions_p50: float
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -240,6 +244,7 @@ def measure(claims: int, diagnoses: int, seed: int, profile: str) -> Figures:
     cold: list[float] = []
     cold_cpu: list[float] = []
     warm: list[float] = []
+    additions: list[float] = []
     for index in range(diagnoses):
         session_id = f"bench-{claims}-{index}"
         invocations = make_session(rng, session_id)
@@ -261,6 +266,9 @@ def measure(claims: int, diagnoses: int, seed: int, profile: str) -> Figures:
             bucket.append(time.perf_counter() - start)
             if bucket is cold:
                 cold_cpu.append(time.process_time() - start_cpu)
+                start = time.perf_counter()
+                code_additions(parsed, invocations, session_id, gatekeeper)
+                additions.append(time.perf_counter() - start)
     return Figures(
         claims,
         statistics.median(cold),
@@ -269,7 +277,24 @@ def measure(claims: int, diagnoses: int, seed: int, profile: str) -> Figures:
         statistics.median(warm),
         _quantile(warm, 0.99),
         1.0 / statistics.fmean(cold),
+        statistics.median(additions),
     )
+
+
+QUERY = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
+
+
+def code_additions(parsed: object, invocations: list[ToolInvocation], session_id: str, gatekeeper: Gatekeeper) -> None:
+    """What a round adds around the Gatekeeper: junk rewrites, excerpt and anchor observations, code confirmation."""
+    from evigate.rules.verdict.anchor_observations import add_anchor_observations
+    from evigate.rules.verdict.confirmation import confirm_by_code
+    from evigate.rules.verdict.junk_claims import add_excerpt_observations, rewrite_junk_claims
+
+    session = gatekeeper.session_index(invocations, session_id, None, QUERY)
+    data, _ = rewrite_junk_claims(getattr(parsed, "data", None), session, query=QUERY)
+    data, _ = add_excerpt_observations(data, session, query=QUERY)
+    data, _ = add_anchor_observations(data, session, query=QUERY)
+    confirm_by_code(data, session)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -312,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n[{profile}]")
         print(
             f"{'claims':>6} | {'cold p50':>9} {'cold p99':>9} {'cpu p50':>9} | {'warm p50':>9} {'warm p99':>9} | "
-            f"{'valid/s':>8} | {'p50 / model call':>16}"
+            f"{'valid/s':>8} | {'p50 / model call':>16} | {'+ code additions p50':>20}"
         )
         for claims in (5, 20, 100):
             figures = measure(claims, args.diagnoses, args.seed, profile)
@@ -321,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{claims:>6} | {figures.cold_p50 * 1e3:>7.2f}ms {figures.cold_p99 * 1e3:>7.2f}ms "
                 f"{figures.cold_cpu_p50 * 1e3:>7.2f}ms | "
                 f"{figures.warm_p50 * 1e3:>7.2f}ms {figures.warm_p99 * 1e3:>7.2f}ms | {figures.per_second:>8.0f} | "
-                f"{ratio:>15.3%}"
+                f"{ratio:>15.3%} | {figures.additions_p50 * 1e3:>18.2f}ms"
             )
             if claims == 20:
                 met[profile] = (figures.cold_p50, figures.cold_cpu_p50)

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from evigate.rules.text.entities import Entity, entity_occurs
+from evigate.rules.text.normalize import compact, fold
 from evigate.signatures import ToolInvocation, ToolTraceEntry
 from evigate.signatures.preview import split_preview
 
@@ -66,6 +67,17 @@ class InvocationView:
         self.raw_preview = kept
         # Whether the real output went on past raw_preview: only evigate's marker says so, never a bare "…".
         self.truncated = dropped > 0
+
+    @cached_property
+    def input_core(self) -> str:
+        """The call's arguments, flattened, case-folded and compacted: what it was asked (built once)."""
+        return compact(fold(flatten(self.invocation.input))) if self.invocation.input else ""
+
+    @cached_property
+    def returned_cores(self) -> tuple[str, ...]:
+        """What it returned (preview, retrieval details), each case-folded and compacted: for verbatim tests that
+        ignore case, spaces and punctuation (built once, not per claim)."""
+        return tuple(compact(fold(part)) for part in (self.raw_preview, self.raw_details) if part)
 
     @cached_property
     def raw_details(self) -> str:

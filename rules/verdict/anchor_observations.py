@@ -60,6 +60,8 @@ STRONG_KINDS = frozenset({"error_code", "identifier", "address", "version"})
 """Entity kinds that single out a record; a service name alone names a whole stream of lines."""
 MAX_RICHNESS = 8
 """Entities counted when two lines name the same anchors: past this many, a longer line says no more."""
+MAX_TIES_COMPARED = 50
+"""Lines naming the same anchors compared for what they say; past this many, the first is as good (cost bound)."""
 MIN_ID_DIGITS = 3
 """A bare number in the question is an anchor from this many digits on (order 123, not "2 点多")."""
 
@@ -80,11 +82,19 @@ def question_anchors(query: str) -> list[Entity]:
 
 ID_CONTEXT = r"(?:(?<![a-z])(?:order|ticket|no\.?|number)|订单|单号|工单|id|#)[\s=:：#_-]{0,3}"
 """What may stand before a number for it to be a record's id ("order 123", "order_id=123", "订单 123", "#123")."""
+_ID_BEFORE = re.compile(ID_CONTEXT + "$", re.IGNORECASE)
 
 
 def names_record(number: str, line: str) -> bool:
     """Whether ``line`` names the record numbered ``number`` (not a value equal to it: pool_pending=123)."""
-    return re.search(rf"{ID_CONTEXT}(?<!\d){re.escape(number)}(?!\d)", line, re.IGNORECASE) is not None
+    start = line.find(number)  # plain search first: this runs over every returned line of the session
+    while start >= 0:
+        end = start + len(number)
+        whole = (not start or not line[start - 1].isdigit()) and (end >= len(line) or not line[end].isdigit())
+        if whole and _ID_BEFORE.search(line[max(0, start - 16):start]):
+            return True
+        start = line.find(number, start + 1)
+    return False
 
 
 def _occurs(anchor: Entity, line: str) -> bool:
@@ -104,11 +114,21 @@ def _best_line(view: InvocationView, anchors: Sequence[Entity]) -> tuple[tuple[i
     """The usable returned line naming the most anchors; among equals the one saying most (a log record beats the
     "by error_code: X=31" tally above it)."""
     best: tuple[tuple[int, int], str, list[str]] | None = None
+    ties = 0
+    present = [anchor for anchor in anchors if _occurs(anchor, view.raw_preview)]
+    if not any(anchor.kind != "service" for anchor in present):
+        return None  # no strong anchor anywhere in this output: no line of it can name the record
     for raw in view.raw_preview.splitlines():
         line = cut_line(raw.strip())
-        score, named = _score(line, anchors)
+        score, named = _score(line, present)
         if not score or (best is not None and score < best[0][0]):
             continue
+        if best is not None and score == best[0][0]:
+            ties += 1
+            if ties > MAX_TIES_COMPARED:
+                continue  # thousands of equal lines (a flood of one error): the first ones say as much
+        else:
+            ties = 0
         rank = (score, min(len(extract_entities(line)), MAX_RICHNESS))
         if best is not None and rank <= best[0]:
             continue
@@ -133,8 +153,9 @@ def _quoted_invocations(data: Mapping[str, Any], session: SessionIndex, query: s
             excerpt = compact(fold(text_of(binding, "evidence_excerpt")))
             if weight(excerpt) < MIN_CONFIRM_WEIGHT:
                 continue
+            tool = text_of(binding, "tool_name")
             for view in session.resolve(binding_ids(binding)):
-                if view.tool_name == text_of(binding, "tool_name") and excerpt in compact(fold(view.raw_preview)):
+                if view.tool_name == tool and any(excerpt in part for part in view.returned_cores):
                     quoted.add(view.id)
     return quoted
 

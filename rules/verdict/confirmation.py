@@ -24,7 +24,6 @@ from evigate.rules.gate.session import (
     SessionIndex,
     binding_ids,
     claim_key,
-    flatten,
     iter_bindings,
     iter_claims,
     text_of,
@@ -206,7 +205,7 @@ def _returned_texts(view: InvocationView) -> tuple[str, ...]:
 
 def _occurs(core: str, views: Sequence[InvocationView]) -> bool:
     needle = compact(core)
-    return bool(needle) and any(needle in compact(fold(part)) for view in views for part in _returned_texts(view))
+    return bool(needle) and any(needle in part for view in views for part in view.returned_cores)
 
 
 def _cited(session: SessionIndex, claim: Mapping[str, Any]) -> list[InvocationView]:
@@ -261,8 +260,7 @@ def restates_header(text: str, views: Sequence[InvocationView]) -> bool:
     # Measured on the 0.5B default: the claim "ERR_SMS_PROVIDER 短信服务商 熔断" was lookup_knowledge's own query,
     # found in its header line. What the call's arguments already hold is what was asked, not what was returned.
     needle = compact(folded)
-    return bool(needle) and any(needle in compact(fold(flatten(view.invocation.input))) for view in views
-                                if view.invocation.input)
+    return bool(needle) and any(view.input_core and needle in view.input_core for view in views)
 
 
 def asks_again(claim: Mapping[str, Any], session: SessionIndex) -> InvocationView | None:
@@ -278,8 +276,7 @@ def asks_again(claim: Mapping[str, Any], session: SessionIndex) -> InvocationVie
     if weight(core) < MIN_CONFIRM_WEIGHT:
         return None
     others = [view for view in session.in_session if view not in bound]
-    return next((view for view in (*bound, *others) if view.invocation.input
-                 and core in compact(fold(flatten(view.invocation.input)))), None)
+    return next((view for view in (*bound, *others) if view.input_core and core in view.input_core), None)
 
 
 def confirm_by_code(
