@@ -2,7 +2,10 @@
 
 One code path for the program's rounds (``modules/rounds.py``) and for evaluation (``optimize/eval_jobs.py``), so an
 evaluation measures exactly what a user gets: the same code-confirmed labels, the same skipped Verifier call when
-code decided every claim, the same caps, and the same two output guards on the Composer.
+code decided every claim, the same caps, and the same two output guards on the Composer. What code adds before the
+Gatekeeper (junk rewrites, excerpt and anchor observations, docs/confirmation.md §4–4d) runs in the rounds only:
+the labelled fixtures' gold labels are for the Executor's claims as written, and an observation never changes a
+verdict for the better, so an evaluation without them measures the Verifier and the matrix on what they were given.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
+import logging
 import re
 import shutil
 import sys
@@ -40,6 +41,7 @@ from evigate.tools.connectors.mcp_session import LiveSession, run_async, tool_er
 from evigate.tools.formatting import one_line
 from evigate.tools.toolbox import cap_output
 
+logger = logging.getLogger(__name__)
 _JSON_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool,
                                "array": list[Any], "object": dict[str, Any]}
 
@@ -277,7 +279,13 @@ class MCPConnector:
         try:
             offered = {tool.name: tool for tool in client.list_tools()}
         except ToolError as exc:
-            raise ConfigError(f"sources.{source_name}: cannot list the MCP server's tools: {exc}") from None
+            # One source down must not stop the domain: its declared tools reconnect on each call (mcp_deferred.py).
+            from evigate.tools.connectors.mcp_deferred import DeferredMCPTool
+
+            if source.allow:
+                logger.warning("sources.%s: MCP server unreachable (%s); tools allowed by pattern %s are left out "
+                               "until evigate restarts", source_name, exc, source.allow)
+            return [DeferredMCPTool(spec, client, str(exc)) for spec in tools]
         built: list[Tool] = []
         declared = set()
         for spec in tools:

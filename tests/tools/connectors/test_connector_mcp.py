@@ -109,6 +109,31 @@ def test_a_dead_server_fails_one_call_and_the_next_call_reopens(prometheus: str,
     assert live.opened == 2
 
 
+@pytest.mark.servers
+def test_a_server_down_when_the_domain_loads_fails_its_calls_until_it_is_back(prometheus: str, make_toolbox,
+                                                                               tmp_path: Path) -> None:
+    """Before: the whole domain refused to load ("cannot list the MCP server's tools"), so no question could be asked
+    while one source was down. Now its declared tools are recorded failures until the server answers again."""
+    flag = tmp_path / "server-is-up"
+    wrapper = f"test -f {flag} || {{ echo 'down for maintenance' >&2; exit 1; }}; exec {SERVER}"
+    sources = _stdio(prometheus, command=["sh", "-c", wrapper], prefix="late_", timeout_s=30)
+    toolbox = make_toolbox(sources, [{**RANGE, "name": "late_range"}], tmp_path)
+    assert toolbox.registry.names() == ["late_range"]  # the pattern-allowed tools cannot be known yet
+    args = {"query": 'ledger_request_seconds_p99{service="ledger-api"}', "start": "2026-03-01T10:20:00Z",
+            "end": "2026-03-01T10:22:00Z", "step": "1m"}
+    down = toolbox.call("late_range", **args)
+    assert not down.success and "still unreachable" in down.error and "down for maintenance" in down.error
+    flag.write_text("up")
+    back = toolbox.call("late_range", **args)
+    assert back.success, back.error
+    assert '[1772360400,"2.7"]' in back.output
+    wrong = toolbox.call("late_range", query="up")  # the real schema applies once the server is back
+    assert not wrong.success and "start" in wrong.error
+    rows = toolbox.invocations()
+    assert [(row.tool_name, row.success) for row in rows] == [("late_range", False), ("late_range", True),
+                                                              ("late_range", False)]
+
+
 @pytest.fixture()
 def http_server(prometheus: str, tmp_path: Path) -> Iterator[str]:
     port = free_port()
