@@ -21,6 +21,13 @@ UNITS = (
     r"ms|msec|millis(?:econds?)?|毫秒|μs|µs|us|微秒|secs?|seconds?|秒钟|秒|s|mins?|minutes?|分钟|hrs?|hours?|小时|h"
     r"|days?|天|d|%|kib|kb|ki|mib|mb|mi|gib|gb|gi|tib|tb|ti|bytes?|b|倍|×(?![A-Za-z0-9])|x(?![A-Za-z0-9])"
 )
+WORD_UNITS = r"st|nd|rd|th|km|cm|mm|nm|kg|mg|lbs?|ft|mph|kph|rpm|k|bn"
+"""Suffixes a number carries that no dimension here converts: ordinals (21st, 21th), lengths, weights, "3.2k". Such a
+number is compared by its digits ("15.5km" is 15.5, never the 15 before its point)."""
+_WORD_UNIT_AFTER = re.compile(rf"(?:{WORD_UNITS})(?![A-Za-z0-9_])")
+_COMPOUND_AFTER = re.compile(r"-[a-z]{3,}(?:-[a-z]+)*(?![A-Za-z0-9_])")
+"""A number joined to a word: "17-year-old", "3.45-mile", "5-star" (the number stands alone; "5-abc1", "2024-05"
+do not)."""
 _NUMBER_AT = re.compile(rf"{NUMBER}(?:\s?({UNITS})(?![A-Za-z])|(m)(?![A-Za-z]))?", re.IGNORECASE)
 _NUMBER_ANYWHERE = re.compile(
     rf"(?<![A-Za-z0-9_.]){NUMBER}(?:\s?({UNITS})(?![A-Za-z])|(m)(?![A-Za-z]))?", re.IGNORECASE
@@ -176,10 +183,11 @@ def standalone_at(haystack: str, start: int, end: int) -> bool:
     if after[:1].isdigit() or (after[:1] in ".,:" and after[1:2].isdigit()):
         return False
     if after[:1] == "-" and after[1:2].isalnum():
-        return False  # 5-abc, 2024-05
+        return _COMPOUND_AFTER.match(haystack, end) is not None  # 17-year-old stands alone; 5-abc1, 2024-05 not
     if after[:1].isalpha() and after[:1].isascii():
         parsed = _NUMBER_AT.match(haystack, start)
-        return bool(parsed and (parsed.group(3) or parsed.group(4)) and parsed.end() > end)
+        return bool(parsed and (parsed.group(3) or parsed.group(4)) and parsed.end() > end) or (
+            _WORD_UNIT_AFTER.match(haystack, end) is not None)
     return True
 
 

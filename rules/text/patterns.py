@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import yaml
 
-from evigate.rules.text.numbers import UNITS
+from evigate.rules.text.numbers import UNITS, WORD_UNITS
 
 EntityKind = Literal["number", "time", "error_code", "reason", "identifier", "service", "version", "address"]
 ENTITY_KINDS: tuple[EntityKind, ...] = (
@@ -58,7 +58,7 @@ ENTITY = re.compile("|".join([
     rf"(?P<version>{_B}(?:[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z][A-Za-z0-9]*)*-)?(?:v\d+(?:\.\d+)+|\d+(?:\.\d+){{2,3}})"
     r"(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?![A-Za-z0-9_]|\.\d))",
     r"(?P<error_code>(?<![A-Za-z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![A-Za-z0-9_]))",
-    rf"(?P<dotted>{_B}(?=[\w.]*[\-_])[A-Za-z0-9][\w\-]*(?:\.[A-Za-z0-9][\w\-]*)+{_E})",
+    rf"(?P<dotted>{_B}(?!\d+\.\d+-[a-z]{{3,}}(?:-[a-z]+)*(?![\w.\-]))(?=[\w.]*[\-_])[A-Za-z0-9][\w\-]*(?:\.[A-Za-z0-9][\w\-]*)+{_E})",
     r"(?P<dashed_code>(?<![A-Za-z0-9_\-])[A-Z]{2,}-\d{2,}(?![A-Za-z0-9_\-]))",
     r"(?P<exception>(?<![A-Za-z0-9_.])(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9]*(?:Exception|Error)"
     r"(?![A-Za-z0-9_]))",
@@ -71,9 +71,10 @@ ENTITY = re.compile("|".join([
     r"(?P<ratio>(?<![\w./\-])\d+/\d+(?![\w/]|\.\d))",
     r"(?P<multiplier>(?<![A-Za-z0-9_.])[x×](?P<times>\d+(?:\.\d+)?)(?![A-Za-z0-9_]|\.\d))",
     rf"(?P<number>(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)(?P<integer>\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(?P<fraction>\d+))?"
-    rf"(?:\s?(?P<unit>(?i:{UNITS}))(?![A-Za-z])|(?P<minute>[mM])(?![A-Za-z])|(?![A-Za-z0-9_]|-[A-Za-z0-9])))",
+    rf"(?:\s?(?P<unit>(?i:{UNITS}))(?![A-Za-z])|(?P<minute>[mM])(?![A-Za-z])|(?P<word_unit>{WORD_UNITS})(?![A-Za-z0-9_])"
+    rf"|(?P<compound>-[a-z]{{3,}}(?:-[a-z]+)*)(?![A-Za-z0-9_])|(?![A-Za-z0-9_]|-[A-Za-z0-9])))",
     rf"(?P<mixed>{_B}(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{{4,}}{_E})",
-    r"(?P<quoted>(?P<quote>[`'\"“「])(?P<quoted_name>[A-Za-z][A-Za-z0-9]{1,40})(?:[`'\"”」]))",
+    r"(?P<quoted>(?P<quote>[`'\"“「])(?P<quoted_name>[A-Za-z][A-Za-z0-9]{1,40})(?:[`'\"”」])(?![A-Za-z]))",
 ]))
 KIND_OF_GROUP: dict[str, EntityKind] = {
     "datetime": "time", "clock": "time", "uuid": "identifier", "error_code": "error_code",
