@@ -138,6 +138,7 @@ def ask_all(model: str, incidents: Sequence[str], locales: Sequence[str]) -> lis
 
     workdir = Path(tempfile.mkdtemp(prefix="evigate-grounding-"))
     program = DiagnosisProgram.from_settings(database=workdir / "evigate.duckdb", models={"default": model})
+    print(f"  audit of these sessions (kept for `evigate show --database …`): {workdir / 'evigate.duckdb'}")
     asked: list[Asked] = []
     for incident_id in incidents:
         incident = incident_by_id(incident_id)
