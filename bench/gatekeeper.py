@@ -286,14 +286,11 @@ QUERY = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
 
 def code_additions(parsed: object, invocations: list[ToolInvocation], session_id: str, gatekeeper: Gatekeeper) -> None:
     """What a round adds around the Gatekeeper: junk rewrites, excerpt and anchor observations, code confirmation."""
-    from evigate.rules.verdict.anchor_observations import add_anchor_observations
+    from evigate.rules.verdict.code_claims import add_code_claims
     from evigate.rules.verdict.confirmation import confirm_by_code
-    from evigate.rules.verdict.junk_claims import add_excerpt_observations, rewrite_junk_claims
 
     session = gatekeeper.session_index(invocations, session_id, None, QUERY)
-    data, _ = rewrite_junk_claims(getattr(parsed, "data", None), session, query=QUERY)
-    data, _ = add_excerpt_observations(data, session, query=QUERY)
-    data, _ = add_anchor_observations(data, session, query=QUERY)
+    data = add_code_claims(getattr(parsed, "data", None), session, query=QUERY).data
     confirm_by_code(data, session)
 
 

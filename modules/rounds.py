@@ -14,8 +14,9 @@ from evigate.modules.judgement import judge, verifier_output_or_none
 from evigate.modules.planner import Planner
 from evigate.modules.trace_summary import build_tool_trace_summary, truncate_trace_summary
 from evigate.rules import ParsedOutput, parse_executor_output
-from evigate.rules.verdict.anchor_observations import add_anchor_observations, without_claims
-from evigate.rules.verdict.junk_claims import ClaimRewrite, add_excerpt_observations, rewrite_junk_claims
+from evigate.rules.verdict.anchor_observations import without_claims
+from evigate.rules.verdict.code_claims import add_code_claims
+from evigate.rules.verdict.junk_claims import ClaimRewrite
 from evigate.signatures import Plan, RetryContext, VerifierInput, VerifierOutput
 from evigate.signatures.agents import WriteEvidence
 
@@ -87,13 +88,10 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
     rewrites: list[ClaimRewrite] = []
     observed: list[ClaimRewrite] = []
     if parsed.status == "valid":
-        data, rewrites = rewrite_junk_claims(parsed.data, session, query=query, instructions=_EXECUTOR_PROMPT,
-                                             locale=settings.locale)
-        data, observed = add_excerpt_observations(data, session, query=query, locale=settings.locale)
-        data, anchored = add_anchor_observations(data, session, query=query, locale=settings.locale)
-        observed += anchored
-        rewrites += observed
-        parsed = ParsedOutput(parsed.status, parsed.detail, data)
+        added = add_code_claims(parsed.data, session, query=query, instructions=_EXECUTOR_PROMPT,
+                                locale=settings.locale)
+        rewrites, observed = added.rewrites, added.observed
+        parsed = ParsedOutput(parsed.status, parsed.detail, added.data)
         notes.extend(f"claim {r.claim_id} rewritten by code ({r.why}): {r.new_text[:120]}" for r in rewrites)
     gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
     rejected = {item.claim_id for item in observed} & {*gate.failed_claims, *gate.excluded_claims}
