@@ -2,8 +2,8 @@
 
 A changed value: the claim names a number, time or name that the passage lacks, while the aligned span holds a
 different entity of the same kind (and, for numbers, the same dimension) — "timed out after 5 s" against "timed out
-after 3 s". A flipped negation: the claim and a span that restates most of it disagree on "not / never / 没有 / 未".
-Anything subtler is left to the Verifier model.
+after 3 s". A flipped negation: a clause of the claim and the span clause that restates most of it disagree on
+"not / never / failed to / 没有 / 未". Anything subtler is left to the Verifier model.
 """
 
 from __future__ import annotations
@@ -16,8 +16,20 @@ from evigate.rules.text.entities import Entity, entity_occurs, extract_entities
 from evigate.rules.text.normalize import fold
 
 NEGATION = re.compile(
-    r"(?<![a-z])(?:not|no|never|none|neither|nor|cannot|without)(?![a-z])|n't|没有|并未|未能|未曾|并非|不是|不会|从未|无法"
+    r"(?<![a-z])(?:not|no|never|none|neither|nor|cannot|without)(?![a-z])|n't|(?<![a-z])(?:fail(?:s|ed)?|unable)\s+to"
+    r"(?![a-z])|没有|并未|未能|未曾|并非|不是|不会|从未|无法"
 )
+"""A clause states the opposite of its positive form. "failed to start" is as negative as "did not start"."""
+NOT_A_NEGATION = re.compile(
+    r"(?<![a-z])not\s+(?:only|just|merely)(?![a-z])|(?<![a-z])(?:not|n't)\b[^,;]*?\buntil(?![a-z])"
+)
+"""Negation words that negate nothing: "not only", and "not … until" ("not finalised until Friday" = on Friday)."""
+CLAUSE_BREAK = re.compile(
+    r"[,;:]\s|[;；，：]|\s(?:though|although|while|whereas|but)\s|(?:^|\s)(?:though|although|while|whereas)\s",
+    re.IGNORECASE,
+)
+MIN_CLAUSE_TOKENS = 2
+"""A clause with fewer content words than this cannot be matched to a span clause with any confidence."""
 MIN_NEGATION_SPAN_COVERAGE = 0.7
 
 
@@ -44,19 +56,32 @@ def changed_values(claim: str, span: str, passage: str) -> list[tuple[Entity, En
     return pairs
 
 
-def negation_flipped(claim: str, span: str) -> bool:
-    """The span sentence that restates most of the claim does so with the opposite polarity (one is negated).
+def clauses(text: str) -> list[str]:
+    """The clauses of a text: its sentences cut at commas, semicolons and contrasting conjunctions."""
+    return [part for sentence in split_sentences(text) for part in CLAUSE_BREAK.split(sentence.text) if part.strip()]
 
-    Only the single closest sentence is compared: a "no" anywhere in a wider span says nothing about this claim.
+
+def negated(clause: str) -> bool:
+    """Whether a clause is negated (a "not only" or a "not … until" negates nothing)."""
+    return bool(NEGATION.search(NOT_A_NEGATION.sub(" ", fold(clause))))
+
+
+def negation_flipped(claim: str, span: str) -> bool:
+    """A clause of the claim and the span clause that restates most of it disagree in polarity (one is negated).
+
+    Clause by clause: a "no" in another clause of the span ("…, though media has not reported a spill") or of the
+    claim ("While there were no reports, power was cut") says nothing about the clause it sits beside.
     """
-    tokens = set(content_tokens(claim))
-    if not tokens:
-        return False
-    best, closest = 0.0, ""
-    for sentence in split_sentences(span):
-        share = len(tokens & set(content_tokens(sentence.text))) / len(tokens)
-        if share > best:
-            best, closest = share, sentence.text
-    if best < MIN_NEGATION_SPAN_COVERAGE:
-        return False
-    return bool(NEGATION.search(fold(claim))) != bool(NEGATION.search(fold(closest)))
+    span_clauses = [(set(content_tokens(text)), negated(text)) for text in clauses(span)]
+    for text in clauses(claim):
+        tokens = set(content_tokens(text))
+        if len(tokens) < MIN_CLAUSE_TOKENS:
+            continue
+        best, polarity = 0.0, False
+        for held, negative in span_clauses:
+            share = len(tokens & held) / len(tokens)
+            if share > best:
+                best, polarity = share, negative
+        if best >= MIN_NEGATION_SPAN_COVERAGE and negated(text) != polarity:
+            return True
+    return False

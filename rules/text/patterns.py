@@ -110,13 +110,24 @@ def namespace_pattern() -> re.Pattern[str]:
 
 
 def is_common_compound(word: str) -> bool:
-    """Whether a hyphenated word is ordinary English (rate-based, self-healing), not a service name."""
+    """Whether a hyphenated word is ordinary English (rate-based, self-healing, two-week, hard-fought), not a name.
+
+    Without digits: a measure or an ordinal (its first part a number word: two-week, three-year-old, second-half)
+    at any length; at two parts, a known prefix or suffix, or an irregular participle after the hyphen (hard-fought,
+    home-grown). A regular "-ed" is not enough: operators name things so (prometheus-operated).
+    """
     if word in word_set("hyphenated_words"):
         return True
     parts = word.split("-")
-    if len(parts) != 2 or any(char.isdigit() for char in word):
+    if any(char.isdigit() for char in word):
         return False
-    return parts[0] in word_set("hyphen_prefixes") or parts[1] in word_set("hyphen_suffixes")
+    if parts[0] in word_set("hyphen_number_words"):
+        return True
+    if len(parts) != 2:
+        return False
+    first, last = parts
+    return (first in word_set("hyphen_prefixes") or last in word_set("hyphen_suffixes")
+            or last in word_set("hyphen_participles"))
 
 
 EVENT_SPAN = re.compile(r"[x×]\d+\s+over\s*$")

@@ -18,6 +18,13 @@ def _cases(name: str) -> list[dict[str, Any]]:
     return yaml.safe_load((CASES / name).read_text("utf-8"))["cases"]
 
 
+def _label_cases() -> list[dict[str, Any]]:
+    """grounding_labels.yaml, then one file per class under grounding/."""
+    classes = sorted((CASES / "grounding").glob("*.yaml"))
+    files = ["grounding_labels.yaml", *(f"grounding/{path.name}" for path in classes)]
+    return [case for name in files for case in _cases(name)]
+
+
 @pytest.mark.parametrize("case", _cases("grounding_sentences.yaml"), ids=lambda case: case["name"])
 def test_sentence_splitting(case: dict[str, Any]) -> None:
     sentences = split_sentences(case["text"])
@@ -26,7 +33,7 @@ def test_sentence_splitting(case: dict[str, Any]) -> None:
         assert case["text"][sentence.start:sentence.end] == sentence.text
 
 
-@pytest.mark.parametrize("case", _cases("grounding_labels.yaml"), ids=lambda case: case["name"])
+@pytest.mark.parametrize("case", _label_cases(), ids=lambda case: case["name"])
 def test_code_labels(case: dict[str, Any]) -> None:
     result = verify(case["answer"], case["context"])
     assert [sentence.label for sentence in result.sentences] == case["labels"], [
