@@ -34,6 +34,13 @@ def resolve_path(data: Any, path: str) -> Iterator[tuple[str, Any]]:
     yield from nodes
 
 
+def _excerpts(data: Any, concrete: str) -> list[str]:
+    """The evidence excerpts beside the field at ``concrete`` (``claims[2].claim_text`` → claims[2]'s bindings)."""
+    owner = concrete.rsplit(".", 1)[0] + "."
+    return [excerpt for path, excerpt in resolve_path(data, "claims[].evidence_bindings[].evidence_excerpt")
+            if path.startswith(owner) and isinstance(excerpt, str)]
+
+
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     folded = re.escape(fold(phrase))
     # Latin phrases match whole words only ("usually" must not hit "unusually"); CJK phrases match anywhere.
@@ -47,6 +54,11 @@ class HallucinationPhrasesParams(RuleParams):
     target_fields: list[str] = Field(min_length=1)
     blacklist: list[str]
     allow_in_fields: list[str]
+    allow_quoted: bool = Field(
+        default=False,
+        description="a phrase the claim's own evidence excerpts hold is quoted, not guessed (off by §11.4; on for "
+                    "evigate verify, where restating a passage's 'usually' is faithful to it)",
+    )
 
     @field_validator("target_fields", "allow_in_fields")
     @classmethod
@@ -63,7 +75,9 @@ class HallucinationPhrases(Rule):
     Every field in `targetFields` (by default `claims[].claim_text`) is searched, case-insensitively and after
     full-width normalisation, for each `blacklist` phrase; Latin phrases match whole words only. Fields in
     `allowInFields` (hypotheses and their basis) are where such wording belongs and are never searched, even if a
-    target pattern would cover them. A hit means a guess was written as a fact: LOW_CONFID-level.
+    target pattern would cover them. A hit means a guess was written as a fact: LOW_CONFID-level. With
+    `allowQuoted` (evigate verify sets it), a phrase the claim's own evidence excerpts hold is the evidence's wording,
+    not a guess.
     """
 
     id = "claim.hallucination_phrases"
@@ -84,6 +98,9 @@ class HallucinationPhrases(Rule):
                     continue
                 text = fold(value)
                 hits = [phrase for phrase, pattern in patterns if pattern.search(text)]
+                if hits and params.allow_quoted:
+                    quoted = fold(" ".join(_excerpts(context.data, concrete)))
+                    hits = [phrase for phrase, pattern in patterns if phrase in hits and not pattern.search(quoted)]
                 if hits:
                     findings.append(RuleFinding(
                         concrete, "speculative wording in a confirmed claim: " + ", ".join(f"'{hit}'" for hit in hits)

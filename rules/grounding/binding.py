@@ -1,7 +1,8 @@
 """Bind a claim to context passages by code: which passage, which span of it, and how much of the claim it covers.
 
 Words are compared, not meanings: Latin words case-folded with a light suffix strip (reports/reported/reporting
-→ report), CJK text as character pairs, numbers as written. Function words carry no content and are left out.
+→ report, Aberdeen's → aberdeen), CJK text as character pairs, numbers as written or spelt out (three = 3). Function
+words carry no content and are left out.
 Every passage is indexed once (token → the passage sentences holding it), so binding an answer of n sentences
 to passages of m sentences costs about the size of both, not n × m.
 """
@@ -16,6 +17,7 @@ from functools import cached_property
 
 from evigate.rules.grounding.sentences import Sentence, split_sentences
 from evigate.rules.text.normalize import fold
+from evigate.rules.text.numbers import NUMBER_WORDS
 
 _STOPWORD_TEXT = """
 a an the and or but nor of to in on at by for with from as into onto over under about after before between
@@ -56,8 +58,12 @@ def content_tokens(text: str) -> list[str]:
         if token[0] >= "\u3400":
             pairs = [token[i:i + 2] for i in range(len(token) - 1)] or [token]
             tokens.extend(pair for pair in pairs if pair not in STOPWORDS)
-        elif token not in STOPWORDS and (len(token) > 1 or token.isdigit()):
-            tokens.append(stem(token.replace(",", "")))
+        else:
+            token = token.removesuffix("'s")  # Aberdeen's is about Aberdeen
+            if token in NUMBER_WORDS:
+                tokens.append(str(NUMBER_WORDS[token]))  # "three tries" and "3 tries" say the same
+            elif token not in STOPWORDS and (len(token) > 1 or token.isdigit()):
+                tokens.append(stem(token.replace(",", "")))
     return tokens
 
 

@@ -28,6 +28,15 @@ _WORD_UNIT_AFTER = re.compile(rf"(?:{WORD_UNITS})(?![A-Za-z0-9_])")
 _COMPOUND_AFTER = re.compile(r"-[a-z]{3,}(?:-[a-z]+)*(?![A-Za-z0-9_])")
 """A number joined to a word: "17-year-old", "3.45-mile", "5-star" (the number stands alone; "5-abc1", "2024-05"
 do not)."""
+_UNITS_AND_TEENS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+                    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+NUMBER_WORDS: dict[str, int] = {word: value for value, word in enumerate(_UNITS_AND_TEENS, start=2)} | {
+    word: 10 * tens for tens, word in enumerate(_TENS, start=2)
+}
+"""English number words a bare count may be written as ("three retries" = "3 retries"). Not "one": it is as often a
+pronoun ("one of the pods") as a count."""
+_WORD_OF_NUMBER = {value: word for word, value in NUMBER_WORDS.items()}
 _NUMBER_AT = re.compile(rf"{NUMBER}(?:\s?({UNITS})(?![A-Za-z])|(m)(?![A-Za-z]))?", re.IGNORECASE)
 _NUMBER_ANYWHERE = re.compile(
     rf"(?<![A-Za-z0-9_.]){NUMBER}(?:\s?({UNITS})(?![A-Za-z])|(m)(?![A-Za-z]))?", re.IGNORECASE
@@ -139,6 +148,8 @@ def search_forms(raw_text: str, value: float | None, dimension: Dimension | None
     if dimension is not None and value is not None:
         for scale in _FORM_SCALES[dimension]:
             forms.add(format_number(value / scale) or "")
+    elif raw_text.isdigit() and int(raw_text) in _WORD_OF_NUMBER:
+        forms.add(_WORD_OF_NUMBER[int(raw_text)])  # a bare count may be spelt out: "three euros" holds €3
     forms.discard("")
     return frozenset(forms)
 

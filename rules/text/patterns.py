@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import yaml
 
-from evigate.rules.text.numbers import UNITS, WORD_UNITS
+from evigate.rules.text.numbers import NUMBER_WORDS, UNITS, WORD_UNITS
 
 EntityKind = Literal["number", "time", "error_code", "reason", "identifier", "service", "version", "address"]
 ENTITY_KINDS: tuple[EntityKind, ...] = (
@@ -121,7 +121,7 @@ def is_common_compound(word: str) -> bool:
     parts = word.split("-")
     if any(char.isdigit() for char in word):
         return False
-    if parts[0] in word_set("hyphen_number_words"):
+    if parts[0] in NUMBER_WORDS or parts[0] in word_set("hyphen_measure_words"):
         return True
     if len(parts) != 2:
         return False
