@@ -1,7 +1,8 @@
 """Split a free-text answer (Chinese, English or mixed) into sentences, keeping their character offsets.
 
 Rules, in order: a line break ends a sentence; 。！？；!? end one; a period ends one when whitespace or a CJK
-character follows, but not inside a number (5.3), after a known abbreviation (e.g., Dr., U.S.) or an initial.
+character follows, but not inside a number (5.3), after a known abbreviation (e.g., Dr., U.S.) or an initial — a
+unit after a number is no abbreviation ("after 5300 ms." ends a sentence).
 List markers and Markdown emphasis at the start of a line are not part of the sentence.
 """
 
@@ -24,6 +25,7 @@ _HARD_END = re.compile(r"[。！？；!?]+[”’\"')）」』]*|\n+")
 _PERIOD = re.compile(r"\.+[”’\"')）」』]*(?=\s|[\u3400-\u9fff]|$)")
 _LEADING_MARKUP = re.compile(r"^(?:\s*(?:[-*•·+>#]+|\d{1,3}[.)、]|[（(]\d{1,3}[)）]|\*\*)\s*)+")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_NUMBER_BEFORE = re.compile(r"\d\s?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,8 @@ def _is_abbreviation(text: str, period_at: int) -> bool:
     if word is None:
         return False
     token = word.group(1).casefold()
+    if "." not in token and _NUMBER_BEFORE.search(text, max(0, word.start() - 2), word.start()):
+        return False  # "after 5300 ms." ends on a unit, not on "Ms." ("10 a.m." stays an abbreviation)
     return token in ABBREVIATIONS or (len(token) == 1 and token.isalpha())
 
 
