@@ -15,6 +15,16 @@ from pathlib import Path
 from tests.servers import free_port, running, wait_http
 
 ALIAS = "qwen"
+# `python -m llama_cpp.server`, with the model loaded as evigate loads it: llama.cpp's extra weight buffers (AMX
+# repacking) only where EVIGATE_LLAMA_EXTRA_BUFFERS asks for them. On a CPU that reports AMX inside a sandbox that
+# grants no tile state, the plain server loads, answers /v1/models, and dies with SIGSEGV at its first decode.
+SERVER_ENTRY = (
+    "import runpy, sys\n"
+    "from evigate.llm.runtime import _model_params_override, extra_buffers_enabled\n"
+    "sys.argv = ['llama_cpp.server', *sys.argv[1:]]\n"
+    "with _model_params_override(use_extra_buffers=extra_buffers_enabled()):\n"
+    "    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
+)
 
 
 @contextmanager
@@ -24,7 +34,7 @@ def llama_server(log_file: Path, *, n_ctx: int = 4096, threads: int = 1, ready_s
 
     port = free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(resolve_local_model()), "--model_alias", ALIAS,
+        sys.executable, "-c", SERVER_ENTRY, "--model", str(resolve_local_model()), "--model_alias", ALIAS,
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
         "--n_threads_batch", str(threads), "--verbose", "False",
     ]
