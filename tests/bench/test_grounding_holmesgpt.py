@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from evigate.datasets.holmesgpt import upstream_path
 from evigate.errors import DatasetError
 from evigate.rules import Gatekeeper
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "grounding_holmesgpt.py"
+from tests.bench.scripts import load_bench
 
 
 def _load_bench():
-    spec = importlib.util.spec_from_file_location("grounding_holmesgpt", BENCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module by name
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("grounding_holmesgpt")
 
 
 def _available() -> bool:

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "grounding_model_signal.py"
+from tests.bench.scripts import load_bench
 
 
 def _load_bench():
-    spec = importlib.util.spec_from_file_location("grounding_model_signal", BENCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module by name
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("grounding_model_signal")
 
 
 def test_a_sentence_is_gold_where_an_unwanted_span_overlaps_it_and_benign_spans_do_not_count() -> None:
