@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 
 from evigate.errors import ConfigError
+from evigate.llm.models import DEFAULT_LOCAL_MODEL as _LOCAL_MODEL_NAME
+from evigate.llm.models import LOCAL_PREFIX
 
-DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-0.5b"
+DEFAULT_LOCAL_MODEL = f"{LOCAL_PREFIX}/{_LOCAL_MODEL_NAME}"
 ENV_PREFIX = "EVIGATE_"
 ENV_ALIASES = {
     "EVIGATE_DATABASE": ("database",),
@@ -26,15 +28,6 @@ ENV_ALIASES = {
     "EVIGATE_LOCALE": ("locale",),
     "EVIGATE_EXECUTOR_MODE": ("executor", "mode"),
     "EVIGATE_PROGRAM_DIR": ("program_dir",),
-}
-# Variables under the prefix that belong to other parts of evigate, not to these settings.
-ENV_IGNORED = {
-    "EVIGATE_MODEL_CACHE",
-    "EVIGATE_SETTINGS",
-    "EVIGATE_PREFIX_CACHE",
-    "EVIGATE_LLAMA_THREADS",
-    "EVIGATE_LLAMA_EXTRA_BUFFERS",
-    "EVIGATE_API_TOKEN",  # evigate serve's bearer token: read by the server only, never part of the settings
 }
 
 AgentName = Literal["planner", "executor", "verifier", "composer"]
@@ -236,9 +229,13 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 def _env_entries(environ: Mapping[str, str]) -> list[tuple[tuple[str, ...], Any]]:
     entries: list[tuple[tuple[str, ...], Any]] = []
     for name, raw in sorted(environ.items()):
-        if not name.startswith(ENV_PREFIX) or name in ENV_IGNORED:
+        if not name.startswith(ENV_PREFIX):
             continue
         path = ENV_ALIASES.get(name) or tuple(part.lower() for part in name[len(ENV_PREFIX) :].split("__"))
+        # Declared fields only (pydantic-settings' rule): EVIGATE_DEBUG, EVIGATE_API_TOKEN, EVIGATE_MODEL_CACHE …
+        # belong to other parts of evigate and are read there, so no list of exceptions has to be kept here.
+        if not _declared(Settings, path):
+            continue
         # YAML scalars give env values their natural types: "0.6" → 0.6, "false" → False.
         try:
             entries.append((path, yaml.safe_load(raw) if raw.strip() else raw))
@@ -249,6 +246,17 @@ def _env_entries(environ: Mapping[str, str]) -> list[tuple[tuple[str, ...], Any]
                 f"environment variable {name} is not a valid YAML value{at}: quote it, e.g. {name}='\"...\"'"
             ) from None
     return entries
+
+
+def _declared(model: type[BaseModel], path: tuple[str, ...]) -> bool:
+    """Whether `path` names a field of `model`: a section is walked into; a mapping field takes any key below it."""
+    field = model.model_fields.get(path[0]) if path else None
+    if field is None:
+        return False
+    annotation = field.annotation
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return len(path) == 1 or _declared(annotation, path[1:])
+    return len(path) == 1 or get_origin(annotation) is dict
 
 
 def _set_path(data: dict[str, Any], path: tuple[str, ...], value: Any) -> None:

@@ -5,7 +5,6 @@ Pure: built from the tokens' byte pieces (llama.cpp's `token_to_piece`), no mode
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,8 +95,3 @@ def utf8_open(data: bytes | bytearray) -> bool | None:
     except UnicodeDecodeError as error:
         return True if error.reason == "unexpected end of data" and error.end == len(data) else None
     return False
-
-
-def table_from_pieces(pieces: Sequence[bytes]) -> TokenTable:
-    """A table over `pieces` (token id = position)."""
-    return TokenTable(list(pieces))

@@ -7,7 +7,6 @@ Default store: a local SQLite file ``./mlruns.db`` (artifacts beside it in ``./m
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -139,9 +138,3 @@ def log_confusion_matrix(confusion: Mapping[str, Mapping[str, int]], labels: Seq
     figure.tight_layout()
     mlflow.log_figure(figure, artifact_file)
     plt.close(figure)
-
-
-def log_json(data: Any, artifact_file: str) -> None:
-    import mlflow
-
-    mlflow.log_text(json.dumps(data, ensure_ascii=False, indent=2, default=str), artifact_file)

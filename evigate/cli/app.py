@@ -39,11 +39,7 @@ EXIT_INTERRUPTED = 130
 
 def _register_commands() -> None:
     for name in COMMAND_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:  # a command group not built yet must not break the others
-            if exc.name != name:
-                raise
+        importlib.import_module(name)
 
 
 def main(argv: list[str] | None = None) -> None:

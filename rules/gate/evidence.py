@@ -13,7 +13,6 @@ from evigate.rules.text.entities import Entity, extract_entities
 from evigate.rules.text.normalize import excerpt_similarity
 
 EvidenceSource = Literal["output_preview", "retrieval_details", "tool_trace_summary"]
-ALL_SOURCES: tuple[EvidenceSource, ...] = ("output_preview", "retrieval_details", "tool_trace_summary")
 _TOKEN = re.compile(r"[A-Za-z0-9_.%\-]{3,}|[\u3400-\u9fff]{2,}")
 
 

@@ -74,5 +74,3 @@ class EntityVocabulary:
             self.identifiers | other.identifiers, tuple(dict.fromkeys(self.id_patterns + other.id_patterns)),
         )
 
-
-EMPTY_VOCABULARY = EntityVocabulary()

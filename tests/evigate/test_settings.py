@@ -82,3 +82,25 @@ def test_a_partial_mapping_changes_only_the_keys_it_names(tmp_path) -> None:
     env = {"EVIGATE_MODELS__LOCAL_FIELD_LIMITS": "{evidence_excerpt: 120}"}
     assert load_settings(environ=env).models.local_field_limits["evidence_excerpt"] == 120
     assert load_settings(environ=env).models.local_field_limits["claims"] == DEFAULT_LOCAL_FIELD_LIMITS["claims"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["EVIGATE_DEBUG", "EVIGATE_HOLMESGPT_CASES", "EVIGATE_API_TOKEN", "EVIGATE_MODEL_CACHE", "EVIGATE_SOMETHING_NEW"],
+)
+def test_variables_of_other_parts_of_evigate_are_not_settings(name: str) -> None:
+    """The CLI tells users to rerun with EVIGATE_DEBUG=1: that must not make the settings invalid."""
+    settings = load_settings(environ={name: "1", "EVIGATE_VERIFIER__LOW_CONFIDENCE_THRESHOLD": "0.7"})
+    assert settings.verifier.low_confidence_threshold == 0.7
+
+
+def test_declared_mapping_fields_take_keys_below_them() -> None:
+    env = {"EVIGATE_GATEKEEPER__OVERRIDES__EVIDENCE.EXCERPT_SIMILARITY__ENABLED": "false"}
+    assert load_settings(environ=env).gatekeeper.overrides == {"evidence.excerpt_similarity": {"enabled": False}}
+
+
+def test_the_default_local_model_has_one_source() -> None:
+    from evigate.llm.models import DEFAULT_LOCAL_MODEL as engine_default
+    from evigate.llm.models import LOCAL_PREFIX
+
+    assert load_settings(environ={}).models.default == f"{LOCAL_PREFIX}/{engine_default}"
