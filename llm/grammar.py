@@ -76,15 +76,21 @@ def _memoised(cache: OrderedDict[str, Any], schema: dict[str, Any], build: Calla
     return value
 
 
-def usable_grammar(loaded: LoadedModel, gbnf: str) -> Any:
-    """A LlamaGrammar llama.cpp accepts: `gbnf` itself, else (logged) the plain JSON grammar."""
-    from llama_cpp import LlamaGrammar
+def accepted_gbnf(loaded: LoadedModel, gbnf: str) -> str:
+    """`gbnf` when llama.cpp accepts it, else (logged) the plain JSON grammar: the one fallback of both paths."""
     from llama_cpp.llama_grammar import JSON_GBNF
 
-    if not loaded.accepts_grammar(gbnf):
-        logger.warning("llama.cpp refused the response grammar (%d chars); constraining to plain JSON", len(gbnf))
-        gbnf = JSON_GBNF
-    return LlamaGrammar.from_string(gbnf, verbose=False)
+    if loaded.accepts_grammar(gbnf):
+        return gbnf
+    logger.warning("llama.cpp refused the response grammar (%d chars); constraining to plain JSON", len(gbnf))
+    return JSON_GBNF
+
+
+def usable_grammar(loaded: LoadedModel, gbnf: str) -> Any:
+    """The LlamaGrammar the sampler chain applies: `accepted_gbnf`, compiled."""
+    from llama_cpp import LlamaGrammar
+
+    return LlamaGrammar.from_string(accepted_gbnf(loaded, gbnf), verbose=False)
 
 
 # llama-cpp-python's schema converter (0.3.x) lets a string character be anything but a quote or a

@@ -13,27 +13,19 @@ from __future__ import annotations
 import ctypes
 import math
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from dspy.lm15 import ContextLengthError, TimeoutError
 
-from evigate.llm.prefix_cache import common_prefix
+from evigate.llm.generation import Generation, evaluate_prompt, last_logits
+from evigate.llm.grammar import accepted_gbnf
+from evigate.llm.prefix_reuse import prime, remember
+from evigate.llm.structured import generate_structured
 
 _TOKEN_DATA = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)])
 SHORTLIST = 64
 """Tokens asked first when the grammar refuses the arg-max (see GrammarGate.best_allowed)."""
-
-
-@dataclass
-class Generation:
-    """What one greedy generation produced."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    finish_reason: str  # "stop" | "length"
 
 
 class GrammarGate:
@@ -136,22 +128,6 @@ def generate_greedy(
     )
 
 
-def evaluate_prompt(llama: Any, prompt: list[int]) -> None:
-    """Evaluate `prompt`, reusing the tokens the context already holds, and always at least the last one: the
-    decoders read their first choice from fresh logits."""
-    reused = common_prefix(llama.input_ids[: llama.n_tokens], prompt)
-    llama.n_tokens = min(reused, len(prompt) - 1)
-    llama.eval(prompt[llama.n_tokens :])
-
-
-def last_logits(llama: Any) -> np.ndarray:
-    """The next-token logits after the last evaluated token (a view into llama.cpp's buffer, valid until the next
-    evaluation)."""
-    import llama_cpp
-
-    return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama._ctx.ctx, -1), shape=(llama.n_vocab(),))
-
-
 def _choose(logits: np.ndarray, gate: GrammarGate | None) -> int | None:
     """The arg-max token, or the best token the grammar allows when it refuses that one (None: none allowed)."""
     token = int(np.argmax(logits))
@@ -178,18 +154,13 @@ def complete_greedy(
 
     With a `plan` (a compiled response schema) the structured decoder writes the JSON; otherwise the grammar does.
     """
-    from evigate.llm.prefix_reuse import prime, remember
-    from evigate.llm.structured import generate_structured
-
     if len(prompt) >= loaded.llama.n_ctx():
         raise ContextLengthError(
             f"prompt of {len(prompt)} tokens does not fit the context window (local model {model_name}, "
             f"n_ctx={loaded.llama.n_ctx()})"
         )
-    if gbnf is not None and not loaded.accepts_grammar(gbnf):
-        from llama_cpp.llama_grammar import JSON_GBNF
-
-        gbnf = JSON_GBNF
+    if gbnf is not None:
+        gbnf = accepted_gbnf(loaded, gbnf)
     cache = loaded.prefix_cache
     if cache is not None:
         prime(loaded.llama, cache, prompt)

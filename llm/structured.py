@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from dspy.lm15 import ContextLengthError, TimeoutError
 
-from evigate.llm.greedy import Generation, evaluate_prompt, last_logits
+from evigate.llm.generation import Generation, evaluate_prompt, last_logits
 from evigate.llm.schema_decoder import decode
 from evigate.llm.schema_plan import Node
 from evigate.llm.token_table import TokenTable

@@ -47,7 +47,8 @@ same DuckDB file (always use parameters), `world.knowledge` the knowledge base, 
 
 from __future__ import annotations
 
-from evigate.tools.base import Tool, ToolArgs, ToolOutput, ToolRegistry, default_registry
+from evigate.tools.base import Tool, ToolArgs, ToolOutput, ToolRegistry
+from evigate.tools.builtins import default_registry
 from evigate.tools.clock import GetCurrentDatetime
 from evigate.tools.knowledge import LookupKnowledge
 from evigate.tools.retrieval import KnowledgeBase, load_knowledge_base, tokenize

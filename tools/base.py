@@ -112,12 +112,3 @@ class ToolRegistry:
 
     def __len__(self) -> int:
         return len(self._tools)
-
-
-def default_registry() -> ToolRegistry:
-    """A fresh registry of the generic built-ins, `lookup_knowledge` and `get_current_datetime` (a new object each
-    call: extend it freely). A domain's evidence tools come from `Domain.build_registry()`."""
-    from evigate.tools.clock import GetCurrentDatetime
-    from evigate.tools.knowledge import LookupKnowledge
-
-    return ToolRegistry([LookupKnowledge(), GetCurrentDatetime()])

@@ -19,7 +19,8 @@ from evigate.errors import AuditValueError, StoreError, ToolError
 from evigate.signatures import ToolInvocation
 from evigate.signatures.preview import truncate
 from evigate.store.codec import REPLACEMENT_CHARACTER, clean_value, has_surrogates
-from evigate.tools.base import Tool, ToolOutput, ToolRegistry, default_registry
+from evigate.tools.base import Tool, ToolOutput, ToolRegistry
+from evigate.tools.builtins import default_registry
 from evigate.tools.source import DataSource
 
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
