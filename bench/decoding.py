@@ -1,118 +1,171 @@
-"""Three ways to decode the Executor's JSON on the local model, on the same prompt: time and validity.
+"""evigate's own schema decoder against llguidance and llama.cpp's grammars, on the agents' real calls.
 
-What it measures: the headline question's round-1 Executor call (the demo world's real evidence, gathered by the
-Planner's rule-chosen skill without a model call), decoded
-  1. structured  — `schema_decoder`: code writes keys, brackets and constants, the model picks values (default);
-  2. grammar     — every token decoded under llama.cpp's grammar from the same bounded schema;
-  3. free        — no constraint at all, then DSPy's JSON adapter parse (json_repair) and the V2 contract,
-each ``--repeats`` times after one warm-up call, so the system prompt and evidence are restored from the prompt
-state in every timed call and the figures compare decoding only. All three read the same prompt (the sketch
-prompt). Printed per mode: median seconds, completion tokens (tokens the model was fed after the prompt), tokens
-evaluated in batches vs one at a time, and whether the output parsed into an ExecutorOutputV2 with claims.
+What it measures: the program answers ``--query`` (default: two demo questions) on the embedded model, and every
+call an agent makes to the local engine is captured with its per-call constraints (the Executor's citable
+invocations). Each captured call — Executor, Verifier, Composer — is then decoded again, interleaved, by
+  1. structured  — `llm/schema_decoder`: code writes keys, brackets and constants, the model picks values (default);
+  2. grammar     — greedy decoding with llama.cpp's GBNF grammar of the same bounded schema checking each token;
+  3. llguidance  — greedy decoding under llguidance's token masks with forced-token fast-forward
+                   (`bench/llguidance_decoder.py`), same bounded schema (maxLength, maxItems, enums),
+once to warm the prompt state and ``--repeats`` timed times, so every mode reads the same prompt from the same
+cached state and the figures compare decoding. Printed per agent and mode: median seconds per call, completion
+tokens, tokens per second, and the share of outputs that parse and validate against the bounded schema.
 
-Rerun:  .venv/bin/python bench/decoding.py [--repeats 2] [--query "…"]
-ARCHITECTURE asked for this comparison ("unconstrained decoding plus a repairing parser … may be faster — measure
-both"); on an idle 2-core machine run nothing else meanwhile.
+Rerun:  .venv/bin/python bench/decoding.py [--repeats 2] [--query "…" …]   (needs `pip install llguidance`, in the
+dev extra). On an idle 2-core machine run nothing else meanwhile; the figures name the load they ran under.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
 import tempfile
 import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import dspy
-from dspy.lm15 import Config, Message, Request
+import jsonschema
 
-from evigate.llm.adapter import adapter_for
-from evigate.llm.constraints import constrain
-from evigate.llm.runtime import perf_counters
-from evigate.modules.evidence_view import format_evidence, query_entities
-from evigate.modules.executor import citable
+from evigate.llm.constraints import Constraints, constrain, current_constraints
+from evigate.llm.engine import LlamaCppEngine
+from evigate.llm.prefix_reuse import prime, remember
+from evigate.llm.requests import chat_messages, response_format_of
+from evigate.llm.runtime import threads_for_next_call, use_threads
+from evigate.llm.schema_bounds import bound_json_schema
 from evigate.modules.program import DiagnosisProgram
-from evigate.signatures import ExecutorOutputV2
-from evigate.signatures.agents import WriteEvidence
 
-DEFAULT_QUERY = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
-MODES = ("structured", "grammar", "free")
+DEFAULT_QUERIES = ("订单 123 支付失败，ERR_TIMEOUT 是什么原因？", "Why did order 789 fail to deduct inventory?")
+MODES = ("structured", "grammar", "llguidance")
+
+
+@dataclass
+class Captured:
+    engine: LlamaCppEngine
+    request: Any
+    constraints: Constraints
+
+    @property
+    def agent(self) -> str:
+        json_format = response_format_of(self.request)
+        properties = (json_format.schema or {}).get("properties", {}) if json_format else {}
+        return next(iter(properties), "free text").removesuffix("_output")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--query", default=DEFAULT_QUERY)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--query", action="append", help="a question (repeatable); default: two demo questions")
     args = parser.parse_args()
     os.environ.setdefault("EVIGATE_PREFIX_CACHE", "off")  # RAM states only: every mode starts from the same place
 
     program = DiagnosisProgram.from_settings(database=Path(tempfile.mkdtemp(prefix="evigate-bench-")) / "e.duckdb")
-    settings = program.settings
-    plan = program.planner(query=args.query).plan
-    session = program.store.start_session(args.query, settings={})
-    toolbox = program.toolbox(session, 1)
-    program.executor._run_plan(plan, None, toolbox)
-    invocations = toolbox.invocations()
-    terms = [term for values in query_entities(args.query).values() for term in values]
-    evidence = format_evidence(invocations, program.executor.max_evidence_chars, focus_terms=terms)
-    inputs = {"query": args.query, "evidence": evidence, "retry_context": None}
-    budget = settings.models.max_tokens_for("executor")
+    calls: list[Captured] = []
+    with _capture(calls):
+        for query in args.query or DEFAULT_QUERIES:
+            program(query=query)
+    calls = [call for call in calls if response_format_of(call.request) is not None]
+    load = os.getloadavg()
     print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores; query: {args.query}; skill {plan.skill}, "
-        f"{len(invocations)} tool calls; executor budget {budget} tokens; {args.repeats} timed calls per mode\n"
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, load {load[0]:.1f}/{load[1]:.1f}; "
+        f"model {calls[0].engine.model if calls else '-'}; {len(calls)} captured calls "
+        f"({', '.join(sorted({c.agent for c in calls}))}); {args.repeats} timed decode(s) per call and mode\n"
     )
-    print(f"{'mode':<12}{'seconds':>9}{'completion':>12}{'batched':>9}{'stepped':>9}  parsed")
-    lm = program.lm_for("executor")  # the program's own local LM: same bounds, budgets and prompt states
-    adapter = adapter_for(lm)  # the sketch prompt, read by every mode
-    for mode in MODES:
-        lm.engine.structured = mode == "structured"
-        rows = []
+    rows: dict[tuple[str, str], list[tuple[float, int, bool]]] = defaultdict(list)
+    for call in calls:
         for attempt in range(args.repeats + 1):
-            with constrain(object_variants={"EvidenceBinding": citable(invocations)}):
-                row = _call(lm, adapter, inputs, mode, budget)
-            if attempt:  # the first call only warms the prompt state
-                rows.append(row)
-        seconds = statistics.median(r[0] for r in rows)
-        last = rows[-1]
-        print(f"{mode:<12}{seconds:>9.1f}{last[1]:>12}{last[2]:>9}{last[3]:>9}  {last[4]}")
+            for mode in MODES:  # interleaved: a busy spell on the machine hits every mode alike
+                row = _decode(call, mode)
+                if attempt:  # the first decode only warms the prompt state
+                    rows[(call.agent, mode)].append(row)
+    print(f"{'agent':<10}{'mode':<12}{'calls':>6}{'s/call':>9}{'tokens':>8}{'tok/s':>8}{'valid':>8}")
+    for (agent, mode), results in sorted(rows.items()):
+        seconds = statistics.median(r[0] for r in results)
+        tokens = statistics.median(r[1] for r in results)
+        rate = sum(r[1] for r in results) / max(sum(r[0] for r in results), 1e-9)
+        valid = sum(r[2] for r in results) / len(results)
+        print(f"{agent:<10}{mode:<12}{len(results):>6}{seconds:>9.2f}{tokens:>8.0f}{rate:>8.1f}{valid:>8.0%}")
+    for mode in MODES[1:]:
+        ours = sum(r[0] for (_, m), rs in rows.items() if m == "structured" for r in rs)
+        theirs = sum(r[0] for (_, m), rs in rows.items() if m == mode for r in rs)
+        print(f"\nall calls: {mode} takes {theirs / max(ours, 1e-9):.2f}x the structured decoder's time", end="")
+    print()
 
 
-def _call(
-    lm: dspy.LM, adapter: Any, inputs: dict[str, Any], mode: str, budget: int
-) -> tuple[float, int, int, int, str]:
-    engine = lm.engine
-    llama = engine.loaded().llama
-    before = perf_counters(llama)
-    started = time.perf_counter()
-    if mode == "free":
-        messages = adapter.format(WriteEvidence, demos=[], inputs=inputs)
-        request = Request(
-            model=lm.model,
-            system=messages[0]["content"],
-            messages=tuple(Message.user(m["content"]) for m in messages[1:]),
-            config=Config(max_tokens=budget, temperature=0.0),
-        )
-        response = engine.complete(request)
-        text, tokens = response.message.text or "", response.usage.output_tokens
-    else:
-        with dspy.context(lm=lm, adapter=adapter):
-            dspy.Predict(WriteEvidence)(**inputs)
-        text, tokens = lm.history[-1]["outputs"][0], lm.history[-1]["usage"]["completion_tokens"]
-    seconds = time.perf_counter() - started
-    after = perf_counters(llama)
-    return seconds, tokens, int(after[0] - before[0]), int(after[1] - before[1]), _verdict(adapter, text)
+@contextmanager
+def _capture(calls: list[Captured]) -> Iterator[None]:
+    """Record every request the local engines serve, with the constraints in force for it."""
+    original = LlamaCppEngine.complete
 
+    def recording(self: LlamaCppEngine, request: Any) -> Any:
+        calls.append(Captured(self, request, current_constraints()))
+        return original(self, request)
 
-def _verdict(adapter: Any, text: str) -> str:
+    LlamaCppEngine.complete = recording  # type: ignore[method-assign]
     try:
-        output = adapter.parse(WriteEvidence, text)["executor_output"]
-        output = output if isinstance(output, ExecutorOutputV2) else ExecutorOutputV2.model_validate(output)
-    except Exception as exc:  # what a repairing parser cannot save is the point of the comparison
-        return f"no: {type(exc).__name__}"
-    return f"yes, {len(output.claims)} claim(s)"
+        yield
+    finally:
+        LlamaCppEngine.complete = original  # type: ignore[method-assign]
+
+
+def _decode(call: Captured, mode: str) -> tuple[float, int, bool]:
+    engine, request = call.engine, call.request
+    with constrain(
+        field_enums=dict(call.constraints.field_enums),
+        object_variants={title: [dict(enums) for enums in choices] for title, choices in call.constraints.object_variants},
+    ) as constraints:
+        bounds = replace(
+            engine.bounds, field_enums=constraints.field_enums, object_variants=constraints.object_variants
+        )
+        schema = bound_json_schema(response_format_of(request).schema, bounds)
+        budget = request.config.max_tokens or engine.default_max_tokens
+        started = time.perf_counter()
+        if mode == "llguidance":
+            text, tokens = _decode_llguidance(engine, request, schema, budget)
+        else:
+            engine.structured = mode == "structured"
+            try:
+                response = engine.complete(request)
+            finally:
+                engine.structured = True
+            text, tokens = response.message.text or "", response.usage.output_tokens
+        seconds = time.perf_counter() - started
+    return seconds, tokens, _valid(text, schema)
+
+
+def _decode_llguidance(engine: LlamaCppEngine, request: Any, schema: dict[str, Any], budget: int) -> tuple[str, int]:
+    from llguidance_decoder import generate_llguidance
+
+    loaded = engine.loaded()
+    messages = chat_messages(request, merge_system_into_user=engine.merge_system_into_user)
+    with loaded.lock:  # as the engine runs a call: threads chosen, prompt states primed and kept
+        use_threads(loaded.llama, engine.n_threads or threads_for_next_call())
+        prompt = loaded.chat_prompt(messages)
+        if prompt is None:
+            raise SystemExit("the loaded model has no chat template this bench can read")
+        cache = loaded.prefix_cache
+        if cache is not None:
+            prime(loaded.llama, cache, prompt)
+        try:
+            generation = generate_llguidance(loaded.llama, prompt, schema, max_tokens=budget)
+        finally:
+            if cache is not None:
+                remember(loaded.llama, cache)
+    return generation.text, generation.completion_tokens
+
+
+def _valid(text: str, schema: dict[str, Any]) -> bool:
+    try:
+        jsonschema.validate(json.loads(text), schema)
+    except (ValueError, jsonschema.ValidationError):
+        return False
+    return True
 
 
 if __name__ == "__main__":
