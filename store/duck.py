@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import threading
 import time
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ import duckdb
 from evigate.errors import DatabaseLockedError, StoreError
 from evigate.store import sql
 from evigate.store.connection import IN_MEMORY, open_connection, translate_error
-from evigate.store.execution import run_read, run_write
+from evigate.store.execution import pause, run_read, run_write
 from evigate.store.migrate import migrate, require_current
 
 LOCK_WAIT_SECONDS = 30.0
@@ -179,7 +178,7 @@ class DuckDBBackend:
                 if time.monotonic() >= deadline:
                     raise self._locked(f"waited {self.lock_wait_seconds:g}s") from exc
             attempt += 1
-            time.sleep(min(_RETRY_CAP_SECONDS, 0.002 * 2 ** min(attempt, 5)) * random.uniform(0.5, 1.0))
+            pause(attempt, cap=_RETRY_CAP_SECONDS)
 
     def _release(self) -> None:
         with _FILES_CHANGED:

@@ -19,6 +19,7 @@ from evigate.store.connection import translate_error
 CursorFactory = Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]]
 
 CONFLICT_RETRY_SECONDS = 10.0
+CONFLICT_PAUSE_CAP_SECONDS = 0.02  # a conflicting write commits in milliseconds: retry soon
 """How long a write retries DuckDB's optimistic-concurrency conflicts before giving up."""
 
 
@@ -63,7 +64,13 @@ def run_write(
             except duckdb.Error as exc:
                 raise write_error(exc, path, session_id, read_only) from exc
         attempt += 1
-        time.sleep(random.uniform(0, 0.001 * min(attempt, 20)))
+        pause(attempt, cap=CONFLICT_PAUSE_CAP_SECONDS)
+
+
+def pause(attempt: int, *, cap: float) -> None:
+    """Sleep before retry number `attempt`: exponential from 2 ms, capped, with jitter so that processes retrying
+    the same file do not collide again in step. The one backoff of the store (lock waits and write conflicts)."""
+    time.sleep(min(cap, 0.002 * 2 ** min(attempt, 5)) * random.uniform(0.5, 1.0))
 
 
 def write_error(exc: duckdb.Error, path: Path, session_id: str, read_only: bool) -> StoreError | AuditValueError:
