@@ -209,8 +209,9 @@ def _units(line: Line, rng: random.Random) -> str | None:
     return line.span[:match.start()] + new + line.span[match.end():]
 
 
-FORM_OF: dict[str, Form] = {"moved": _moved, "owner": _owner, "split": _split, "reordered": _reordered, "query_name": _query_name,
-                            "param_name": _param_name, "zh_mixed": _zh_mixed, "units": _units}
+FORM_OF: dict[str, Form] = {"moved": _moved, "owner": _owner, "split": _split, "reordered": _reordered,
+                            "query_name": _query_name, "param_name": _param_name, "zh_mixed": _zh_mixed,
+                            "units": _units}
 
 
 def _values(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
