@@ -59,13 +59,15 @@ def run_eval(agent: str, split: str = "dev", *, model: str | None = None, progra
     if split not in ("train", "dev", "test"):
         raise ValueError(f"unknown split {split!r}; use dev or test")
     started = time.perf_counter()
+    data_agent = "verifier" if agent == "program" else agent
+    if data_path is not None:  # a team's file is checked before any model is loaded
+        load_agent_data(data_agent, (), None, splits=(split,), data_path=data_path)
     modules = dict(modules or {})
     needed = ("verifier", "composer") if agent == "program" else (agent,)
     state_files: dict[str, Path | None] = {}
     for name in needed:
         if name not in modules:
             modules[name], state_files[name] = load_saved_module(name, program_dir)
-    data_agent = "verifier" if agent == "program" else agent
     lm, model_name = resolve_lm(data_agent, model, lm, llm_threads)
     eval_limit = default_eval_limit(eval_limit, model_name)
     data = load_agent_data(data_agent, sets, eval_limit, splits=(split,), data_path=data_path)

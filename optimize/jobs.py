@@ -100,6 +100,8 @@ def run_optimize(config: OptimizeConfig, *, student: dspy.Module | None = None, 
 
     started = time.perf_counter()
     settings = optimizer_settings(config)
+    if data is None and config.data_path is not None:  # a team's file is checked before any model is loaded
+        load_agent_data(config.agent, (), None, data_path=config.data_path)
     lm, model_name = resolve_lm(config.agent, config.model, lm, config.llm_threads)
     eval_limit = default_eval_limit(config.eval_limit, model_name)
     data = data if data is not None else load_agent_data(config.agent, config.sets, eval_limit,
