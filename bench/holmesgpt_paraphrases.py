@@ -4,6 +4,8 @@ A verbatim true claim repeats one line of a tool output. People instead write (e
 
 - moved: a name from another line of the same output added to the line ("… (ReplicaSet robusta-runner-69…)": the
   owner or job named in the `Controlled By:` line of the same `kubectl describe`);
+- summarised: as moved, with one name of the line left out (the component that reported an event, a node): people
+  name the object the output is about and drop the columns they find noise;
 - owner: a generated name on the line (a pod `web-7d4b9c-x2k5p`) written as its owner named on another line of the
   same output (ReplicaSet `web-7d4b9c`, Deployment or Job `web`): "the pod of web …";
 - split: a compound token written as its parts (`web-7d4b9c-x2k5p_default` as "web-7d4b9c-x2k5p (namespace
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-FORMS = ("moved", "owner", "split", "reordered", "query_name", "param_name", "zh_mixed", "units")
+FORMS = ("moved", "summarised", "owner", "split", "reordered", "query_name", "param_name", "zh_mixed", "units")
 
 _NAME = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
 _OWNED = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w-])")  # also after "/": ReplicaSet/web-7d4b9c
@@ -75,6 +77,17 @@ def _moved(line: Line, rng: random.Random) -> str | None:
     label = f"{label} " if label else ""
     named = f"{label}{name}"
     return rng.choice((f"{line.span} ({named})", f"{named}：{line.span}", f"{line.span}，对应 {named}"))
+
+
+def _summarised(line: Line, rng: random.Random) -> str | None:
+    """A name from another line added, one name of the line (not its first) left out."""
+    names = [match for match in _NAME.finditer(line.span) if not _KEY_AFTER.match(line.span, match.end())][1:]
+    if not names:
+        return None
+    dropped = rng.choice(names)
+    shorter = " ".join((line.span[:dropped.start()] + line.span[dropped.end():]).split())
+    moved = _moved(Line(shorter, line.output, line.params, line.query), rng)
+    return moved if moved is not None and dropped.group(0) not in moved else None
 
 
 def _suffix_of(name: str, owner: str) -> bool:
@@ -209,7 +222,8 @@ def _units(line: Line, rng: random.Random) -> str | None:
     return line.span[:match.start()] + new + line.span[match.end():]
 
 
-FORM_OF: dict[str, Form] = {"moved": _moved, "owner": _owner, "split": _split, "reordered": _reordered,
+FORM_OF: dict[str, Form] = {"moved": _moved, "summarised": _summarised, "owner": _owner, "split": _split,
+                            "reordered": _reordered,
                             "query_name": _query_name, "param_name": _param_name, "zh_mixed": _zh_mixed,
                             "units": _units}
 

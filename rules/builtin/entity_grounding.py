@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from pydantic import Field
@@ -11,20 +10,7 @@ from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import cited_views, claim_entities, format_ids
 from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
 from evigate.rules.text.entities import Entity, EntityKind, entity_occurs
-from evigate.rules.text.normalize import block_coverage, compact, fold
-
-RESTATES_COVERAGE = 0.8
-"""A claim whose text covers this share of a verbatim excerpt restates it: its values must be the excerpt's."""
-
-MIN_RESTATED_CHARS = 12
-"""An excerpt with fewer characters left (once its values are set aside) is too short to tell restating from
-topical overlap."""
-
-_WORD = re.compile(r"[^\W_]+")
-
-NAME_KINDS = frozenset({"service", "identifier"})
-"""Kinds that are all names of things, told apart only by shape (`ip-10-0-1-5` is read as an identifier,
-`web-7d4b9c` as a service): a claim that writes one for the other still swapped a name."""
+from evigate.rules.text.restating import NAME_KINDS, in_place, is_key, restatement, without
 
 
 def _comparable(new: Entity, old: Entity) -> bool:
@@ -34,36 +20,6 @@ def _comparable(new: Entity, old: Entity) -> bool:
     if new.kind == "number":
         return old.kind == "number" and not entity_occurs(new, old.text)
     return new.kind == old.kind or (new.kind in NAME_KINDS and old.kind in NAME_KINDS)
-
-
-def _restates(rest: str, text: str, folded_claim: str) -> bool:
-    """Whether the claim repeats the excerpt's remaining words: in order (block coverage), or all of its words in
-    another order (columns or clauses rearranged: "Running, 0/1, worker-7c9f")."""
-    needle = compact(fold(rest))
-    if len(needle) < MIN_RESTATED_CHARS:
-        return False
-    if block_coverage(needle, folded_claim) >= RESTATES_COVERAGE:
-        return True
-    words = _WORD.findall(fold(rest))
-    said = set(_WORD.findall(fold(text)))
-    total = sum(map(len, words))
-    return total >= MIN_RESTATED_CHARS and sum(len(w) for w in words if w in said) >= RESTATES_COVERAGE * total
-
-
-def _is_key(entity: Entity, excerpt: str) -> bool:
-    """Whether a name is only a field's key in the excerpt (`"db_pool_active": …`, `level=`): a claim that says
-    what the field holds need not repeat its key, so leaving it out is no swapped value."""
-    if entity.kind not in NAME_KINDS:
-        return False
-    keys = re.finditer(rf"(?<![\w-]){re.escape(entity.text)}[\"']?\s*[:=]", excerpt)
-    return sum(1 for _ in keys) == excerpt.count(entity.text)
-
-
-def _without(excerpt: str, entity: Entity) -> str:
-    """The excerpt with one of its values removed as a token: numbers not inside "0/1", names also after "/"
-    (`ReplicaSet/web-7d4b9c`)."""
-    before = r"[\w./-]" if entity.kind == "number" else r"[\w.-]"
-    return re.sub(rf"(?<!{before}){re.escape(entity.text)}(?![\w./-])", " ", excerpt)
 
 
 class EntityGroundingParams(RuleParams):
@@ -156,7 +112,6 @@ class EntityGrounding(Rule):
         repeats does not say it."""
         checked_claim = [entity for entity in claim_entities(context, text)
                          if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
-        folded_claim = compact(fold(text))
         for _, binding in iter_bindings(claim):
             excerpt = text_of(binding, "evidence_excerpt").strip()
             views = cited_views(context, binding)
@@ -167,19 +122,21 @@ class EntityGrounding(Rule):
                       if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
             written, replaced = _differences([e for e in checked_claim if e.text not in tools], quoted, text,
                                              excerpt)
-            replaced = [entity for entity in replaced if not _is_key(entity, excerpt)]
+            replaced = [entity for entity in replaced if not is_key(entity, excerpt)]
             if not written or not replaced:
                 continue
             rest = excerpt
             for entity in replaced:  # the replaced values as tokens, not every "0" of "0/1"
-                rest = _without(rest, entity)
+                rest = without(rest, entity)
             for entity in quoted:  # values the claim gives in other units ("18d" as "18 天") are no words to match
                 if entity.kind == "number" and entity.text not in text:
-                    rest = _without(rest, entity)
-            if not _restates(rest, text, folded_claim):
+                    rest = without(rest, entity)
+            how = restatement(rest, text)
+            if how is None:
                 continue
-            for old in replaced:
-                new = next((entity for entity in written if _comparable(entity, old)), None)
+            for old in replaced:  # in order, a swapped value stands where the old one stood; reordered, anywhere
+                new = next((entity for entity in written if _comparable(entity, old)
+                            and (how == "reordered" or in_place(entity, text, old, excerpt))), None)
                 if new is not None:
                     return f"claim restates its excerpt but writes '{new.text}' where the excerpt says '{old.text}'"
         return ""
