@@ -80,8 +80,14 @@ def _moved(line: Line, rng: random.Random) -> str | None:
 
 
 def _summarised(line: Line, rng: random.Random) -> str | None:
-    """A name from another line added, one name of the line (not its first) left out."""
-    names = [match for match in _NAME.finditer(line.span) if not _KEY_AFTER.match(line.span, match.end())][1:]
+    """A name from another line added, one name of the line left out: not one of its first two words (a row's
+    namespace and name, the subject of the line), nor a key, nor its last word (the name added at the end would
+    stand in its place: that is a swap, not a summary)."""
+    words = line.span.split()
+    subject_end = line.span.find(words[1]) + len(words[1]) if len(words) > 1 else len(line.span)
+    names = [match for match in _NAME.finditer(line.span)
+             if match.start() >= subject_end and not _KEY_AFTER.match(line.span, match.end())
+             and re.search(r"\w", line.span[match.end():])]  # not the last word: the added name goes at the end
     if not names:
         return None
     dropped = rng.choice(names)
