@@ -15,11 +15,20 @@ per class that applies to the line:
 - tool: the binding names another tool of the session than the one that ran;
 - misattribution: the claim and its excerpt bound to another invocation of the session.
 
+Beside them (bench/holmesgpt_paraphrases.py): true paraphrases as people write them (``true:<form>``: a name moved
+from another line, a column left out beside it, an owner for its pod, compound tokens split, columns reordered, a
+name from the query or the call's arguments, zh/en mixed, units restated), each with a fabricated twin
+(``fake:<form>``), and in-output swaps (``swap``: a value replaced by one of the same shape from another line of
+the same output). The catch-rate target is stated on the six classes above; swaps and twins are reported apart, as
+what loosening the gate costs. ``--split tune|heldout`` takes a fixed half of the cases (the rules were tuned on
+``tune`` only).
+
 Targets are found by the generator's own simple patterns, not by the Gatekeeper's entity reader. A fabricated
 claim is caught when any fail-level rule targets it (it can never be shown as confirmed); a true claim is a false
 alarm when one does. Every claim is validated on its own against all of its case's invocations.
 
 Run:  python bench/grounding_holmesgpt.py [--cases PATH] [--seed 13] [--lines-per-output 2] [--limit-cases N]
+      [--split tune|heldout|all] [--examples N]
 No model is involved: the figures are the deterministic Gatekeeper's (any machine gives the same numbers).
 """
 
