@@ -15,17 +15,27 @@ per class that applies to the line:
 - tool: the binding names another tool of the session than the one that ran;
 - misattribution: the claim and its excerpt bound to another invocation of the session.
 
+Beside them (bench/holmesgpt_paraphrases.py): true paraphrases as people write them (``true:<form>``: a name moved
+from another line, a column left out beside it, an owner for its pod, compound tokens split, columns reordered, a
+name from the query or the call's arguments, zh/en mixed, units restated), each with a fabricated twin
+(``fake:<form>``), and in-output swaps (``swap``: a value replaced by one of the same shape from another line of
+the same output). The catch-rate target is stated on the six classes above; swaps and twins are reported apart, as
+what loosening the gate costs. ``--split tune|heldout`` takes a fixed half of the cases (the rules were tuned on
+``tune`` only).
+
 Targets are found by the generator's own simple patterns, not by the Gatekeeper's entity reader. A fabricated
 claim is caught when any fail-level rule targets it (it can never be shown as confirmed); a true claim is a false
 alarm when one does. Every claim is validated on its own against all of its case's invocations.
 
 Run:  python bench/grounding_holmesgpt.py [--cases PATH] [--seed 13] [--lines-per-output 2] [--limit-cases N]
+      [--split tune|heldout|all] [--examples N]
 No model is involved: the figures are the deterministic Gatekeeper's (any machine gives the same numbers).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import re
@@ -42,7 +52,15 @@ from evigate.errors import DatasetError
 from evigate.rules import Gatekeeper, parse_executor_output
 from evigate.signatures import ToolInvocation
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from holmesgpt_paraphrases import Line, in_output_swap, is_true, kinds_in_order, paraphrases
+
 CLASSES = ("number", "name", "reason", "id", "tool", "misattribution")
+"""The perturbations the catch-rate target is stated on."""
+HARD_CLASSES = ("swap",)
+"""In-output swaps: a value replaced by one of the same shape from another line of the same output. With the
+fabricated paraphrases (``fake:<form>``) they are reported apart: they measure what loosening the gate costs."""
+SPLITS = ("tune", "heldout", "all")
 TARGET_CATCH = 0.97
 TARGET_FALSE_ALARM = 0.02
 TEMPLATES = (
@@ -86,8 +104,14 @@ class GroundingClaim:
     origin: str = field(default="", compare=False)
 
 
-def load_sessions(path: str | Path | None = None, limit: int | None = None) -> list[Session]:
-    """The upstream cases with at least one successful, non-empty tool output."""
+def split_of(case_id: str) -> str:
+    """"tune" or "heldout": a fixed half of the upstream cases by a hash of the case id (rules were tuned on the
+    "tune" half only; the "heldout" half tells whether the tuning generalises)."""
+    return "tune" if hashlib.sha256(case_id.encode()).digest()[0] % 2 == 0 else "heldout"
+
+
+def load_sessions(path: str | Path | None = None, limit: int | None = None, split: str = "all") -> list[Session]:
+    """The upstream cases with at least one successful, non-empty tool output (of one split, or all)."""
     source = Path(path) if path else upstream_path()
     if not source.exists():
         raise DatasetError(f"HolmesGPT cases file {source} does not exist (set {HOLMESGPT_ENV})")
@@ -99,6 +123,8 @@ def load_sessions(path: str | Path | None = None, limit: int | None = None) -> l
             record = json.loads(line)
             session_id = f"holmesgpt:{record['case_id']}"
             invocations = tuple(_invocation(call, session_id) for call in record.get("tool_invocations", []))
+            if split != "all" and split_of(record["case_id"]) != split:
+                continue
             if any(inv.success and inv.output_preview.strip() for inv in invocations):
                 prompt = record.get("user_prompt")
                 query = " / ".join(map(str, prompt)) if isinstance(prompt, list) else str(prompt or "")
@@ -243,6 +269,7 @@ def generate(sessions: Sequence[Session], seed: int = 13, lines_per_output: int 
                 claim = _claim_maker(number, invocation, template)
 
                 claims.append(claim("true", span, span))
+                claims.extend(_paraphrased(number, claim, span, invocation, session, pools, session_text, seed))
                 for kind in ("number", "name", "reason", "id"):
                     changed = _value_perturbation(kind, span, True, rng, session, pools, session_text)
                     if changed is not None:
@@ -255,6 +282,36 @@ def generate(sessions: Sequence[Session], seed: int = 13, lines_per_output: int 
                 if foreign:
                     claims.append(claim("misattribution", span, span, target=rng.choice(foreign)))
     return claims
+
+
+def _paraphrased(
+    number: int, claim: Any, span: str, invocation: ToolInvocation, session: Session, pools: Pools,
+    session_text: str, seed: int,
+) -> list[GroundingClaim]:
+    """The line's in-output swap (a fabrication), its true paraphrases and their fabricated twins, all quoting the
+    line verbatim. Their own random stream, so the verbatim claims stay those of earlier releases."""
+    rng = random.Random(f"{seed}:{session.case_id}:{invocation.id}:{span}")
+    output = invocation.output_preview
+    made: list[GroundingClaim] = []
+    swapped = in_output_swap(span, output, rng)
+    if swapped is not None:
+        made.append(claim("swap", swapped, span))
+
+    def changed(stream: random.Random) -> str | None:
+        inside = in_output_swap(span, output, stream)
+        if inside is not None:
+            return inside
+        for kind in stream.sample(("number", "name", "reason", "id"), 4):
+            perturbed = _value_perturbation(kind, span, False, stream, session, pools, session_text)
+            if perturbed is not None:
+                return perturbed[0]
+        return None
+
+    line = Line(span, output, dict(invocation.input or {}), session.query)
+    for kind, text in paraphrases(line, rng, changed):
+        made.append(GroundingClaim(number, kind, text, span, invocation.id,
+                                   invocation.tool_name, invocation.tool_name))
+    return made
 
 
 # -- running the gate -----------------------------------------------------------------------------------------------
@@ -302,35 +359,49 @@ def evaluate(
         if flagged:
             tally.flagged += 1
             tally.rules.update({e.rule_id for e in outcome.result.errors if e.level == "fail"})
-        if flagged == (claim.kind == "true") and len(tally.examples) < keep_examples:
+        if flagged == is_true(claim.kind) and len(tally.examples) < keep_examples:
             reasons = "; ".join(f"{e.rule_id}: {e.message}" for e in outcome.result.errors if e.level == "fail")
             tally.examples.append(f"{claim.claim_text[:150]!r} [{claim.tool_name}#{claim.invocation_id}] {reasons}")
     return dict(tallies)
 
 
 def summary(tallies: dict[str, Tally]) -> tuple[float, float]:
-    """(catch rate over every perturbation class, false-alarm rate on true claims)."""
-    caught = sum(t.flagged for kind, t in tallies.items() if kind != "true")
-    fabricated = sum(t.total for kind, t in tallies.items() if kind != "true")
+    """(catch rate over the perturbation classes, false-alarm rate on verbatim true claims)."""
+    caught = sum(tallies[kind].flagged for kind in CLASSES if kind in tallies)
+    fabricated = sum(tallies[kind].total for kind in CLASSES if kind in tallies)
     true = tallies.get("true", Tally())
     return (caught / fabricated if fabricated else 0.0), true.rate
 
 
+def hard_catch(tallies: dict[str, Tally]) -> float:
+    """The catch rate on in-output swaps and fabricated paraphrases together."""
+    hard = [t for kind, t in tallies.items() if kind in HARD_CLASSES or kind.startswith("fake:")]
+    total = sum(t.total for t in hard)
+    return sum(t.flagged for t in hard) / total if total else 0.0
+
+
+def paraphrase_false_alarm(tallies: dict[str, Tally]) -> float:
+    """The false-alarm rate on true paraphrases (every ``true:<form>`` class together)."""
+    flagged = sum(t.flagged for kind, t in tallies.items() if kind.startswith("true:"))
+    total = sum(t.total for kind, t in tallies.items() if kind.startswith("true:"))
+    return flagged / total if total else 0.0
+
+
 def report(tallies: dict[str, Tally], out: Any = None) -> None:
     out = out or sys.stdout
-    print(f"{'class':<16}{'claims':>8}{'flagged':>9}{'rate':>9}   rules that fired", file=out)
-    for kind in ("true", *CLASSES):
-        tally = tallies.get(kind)
-        if tally is None:
-            continue
-        label = "true (false alarm)" if kind == "true" else kind
+    print(f"{'class':<22}{'claims':>8}{'flagged':>9}{'rate':>9}   rules that fired", file=out)
+    for kind in kinds_in_order(list(tallies)):
+        tally = tallies[kind]
+        label = f"{kind} (false alarm)" if is_true(kind) else kind
         rules = ", ".join(f"{rule} {count}" for rule, count in tally.rules.most_common(3))
-        print(f"{label:<16}{tally.total:>8}{tally.flagged:>9}{tally.rate:>9.1%}   {rules}", file=out)
+        print(f"{label:<22}{tally.total:>8}{tally.flagged:>9}{tally.rate:>9.1%}   {rules}", file=out)
         for example in tally.examples:
-            print(f"    {'FALSE ALARM' if kind == 'true' else 'MISSED'}: {example}", file=out)
+            print(f"    {'FALSE ALARM' if is_true(kind) else 'MISSED'}: {example}", file=out)
     catch, false_alarm = summary(tallies)
-    print(f"catch rate {catch:.1%} (target >= {TARGET_CATCH:.0%}), false alarms {false_alarm:.1%} "
-          f"(target <= {TARGET_FALSE_ALARM:.0%})", file=out)
+    print(f"catch rate {catch:.1%} on the perturbations (target >= {TARGET_CATCH:.0%}), {hard_catch(tallies):.1%} on "
+          f"in-output swaps and fabricated paraphrases; false alarms {false_alarm:.1%} on verbatim and "
+          f"{paraphrase_false_alarm(tallies):.1%} on paraphrased true claims (target <= {TARGET_FALSE_ALARM:.0%})",
+          file=out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -339,10 +410,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--lines-per-output", type=int, default=2)
     parser.add_argument("--limit-cases", type=int, default=None)
+    parser.add_argument("--split", choices=SPLITS, default="all", help="a fixed half of the cases (see split_of)")
     parser.add_argument("--examples", type=int, default=0, help="print this many misses / false alarms per class")
     args = parser.parse_args(argv)
     try:
-        sessions = load_sessions(args.cases, args.limit_cases)
+        sessions = load_sessions(args.cases, args.limit_cases, args.split)
     except DatasetError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -350,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     tallies = evaluate(claims, sessions, keep_examples=args.examples)
     elapsed = time.perf_counter() - started
-    print(f"HolmesGPT grounding: {len(sessions)} cases, {len(claims)} claims (seed {args.seed}), deterministic "
+    print(f"HolmesGPT grounding: {len(sessions)} cases ({args.split}), {len(claims)} claims (seed {args.seed}), "
+          "deterministic "
           f"Gatekeeper, no model; {elapsed:.1f} s")
     report(tallies)
     return 0

@@ -7,6 +7,7 @@ tooling that only inspects fixtures stays light.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -14,6 +15,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from evigate.datasets.labelling import case_view, is_labelled_session
 from evigate.errors import DatasetError
 from evigate.signatures import ClaimVerification, ComposerInput, ToolInvocation, Verdict, VerifierInput
 
@@ -40,7 +42,7 @@ class VerifierCase(_Case):
     ``unsupported`` or ``external_unknown``); ``gold_verdict`` is the verdict code must reach from gold labels.
     """
 
-    source: Literal["demo_world", "holmesgpt"]
+    source: Literal["demo_world", "holmesgpt", "own"] = Field(description="own: a team's labelled sessions")
     session_id: str
     verifier_input: VerifierInput
     invocations: list[ToolInvocation]
@@ -108,29 +110,82 @@ class ComposerCase(_Case):
 CaseT = TypeVar("CaseT", bound=_Case)
 
 
-def read_cases(path: str | Path, model: type[CaseT]) -> list[CaseT]:
+def read_cases(path: str | Path, model: type[CaseT], *, mixed: bool = False) -> list[CaseT]:
     """Read every case under ``path`` (a fixture file or a directory of them, sorted by name).
 
-    Raises :class:`DatasetError` naming the file (and JSONL line) of the first invalid case, and when two
-    cases share a case_id.
+    ``mixed`` reads a team's own fixtures (``--data``): Verifier cases, Composer cases and labelled sessions
+    (``evigate label``) side by side, each document giving the cases of ``model`` it holds (see
+    :func:`evigate.datasets.labelling.case_view`). Raises :class:`DatasetError` naming the file, the line (of the
+    JSONL row, or of the field in a YAML file) and the field of the first invalid case, and when two cases share a
+    case_id.
     """
     path = Path(path)
     if not path.exists():
         raise DatasetError(f"fixture path {path} does not exist")
     files = sorted(p for p in path.rglob("*") if p.suffix in FIXTURE_SUFFIXES) if path.is_dir() else [path]
+    kind = "verifier" if model is VerifierCase else "composer"
     cases: list[CaseT] = []
     seen: dict[str, str] = {}
     for file in files:
-        for where, raw in _raw_cases(file):
+        for where, raw, text in _raw_cases(file):
+            prefix = ("composer",) if mixed and kind == "composer" and is_labelled_session(raw) else ()
+            if mixed:
+                try:
+                    raw = case_view(raw, kind, where)
+                except DatasetError as exc:
+                    raise DatasetError(_with_line(str(exc), text, file)) from exc
+                if raw is None:
+                    continue
             try:
                 case = model.model_validate(raw)
             except ValidationError as exc:
+                where = _at_field(where, text, file, exc, prefix)
                 raise DatasetError(f"{where}: invalid {model.__name__}: {_first_errors(exc)}") from exc
             if case.case_id in seen:
                 raise DatasetError(f"{where}: case_id {case.case_id!r} already defined in {seen[case.case_id]}")
             seen[case.case_id] = where
             cases.append(case)
     return cases
+
+
+def _at_field(where: str, text: str, file: Path, exc: ValidationError, prefix: tuple[str, ...] = ()) -> str:
+    """``file:line`` of the first invalid field in a YAML file (a JSONL ``where`` already names its line)."""
+    if file.suffix not in (".yaml", ".yml") or not exc.errors():
+        return where
+    line = field_line(text, (*prefix, *(str(part) for part in exc.errors()[0]["loc"])))
+    return f"{where}:{line}" if line else where
+
+
+def _with_line(message: str, text: str, file: Path) -> str:
+    """A "not labelled yet" message with the line of its first empty field, for YAML files."""
+    match = re.search(r"not labelled yet: ([\w.-]+)", message)
+    if file.suffix not in (".yaml", ".yml") or match is None:
+        return message
+    line = field_line(text, tuple(match.group(1).split(".")))
+    where, _, rest = message.partition(": ")
+    return f"{where}:{line}: {rest}" if line else message
+
+
+def field_line(text: str, path: tuple[str, ...]) -> int | None:
+    """The 1-based line of the value at ``path`` (keys and list indexes) in a YAML document, or of the deepest
+    mapping on the way that exists; None when the text is no YAML mapping."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            found = next(((key, value) for key, value in node.value if key.value == part), None)
+            if found is None:
+                break
+            line, node = found[0].start_mark.line + 1, found[1]
+        elif isinstance(node, yaml.SequenceNode) and part.isdigit() and int(part) < len(node.value):
+            node = node.value[int(part)]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
 
 
 def write_jsonl(path: str | Path, cases: Iterable[BaseModel]) -> int:
@@ -146,7 +201,8 @@ def write_jsonl(path: str | Path, cases: Iterable[BaseModel]) -> int:
     return count
 
 
-def _raw_cases(file: Path) -> Iterator[tuple[str, Any]]:
+def _raw_cases(file: Path) -> Iterator[tuple[str, Any, str]]:
+    """(where, raw case, its text) for every case of a fixture file."""
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -154,10 +210,10 @@ def _raw_cases(file: Path) -> Iterator[tuple[str, Any]]:
     if file.suffix == ".jsonl":
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
-                yield f"{file}:{number}", _decode(lambda line=line: json.loads(line), f"{file}:{number}")
+                yield f"{file}:{number}", _decode(lambda line=line: json.loads(line), f"{file}:{number}"), line
         return
     loader = json.loads if file.suffix == ".json" else yaml.safe_load
-    yield str(file), _decode(lambda: loader(text), str(file))
+    yield str(file), _decode(lambda: loader(text), str(file)), text
 
 
 def _decode(load: Any, where: str) -> Any:

@@ -50,6 +50,17 @@ def load_composer_cases(split: Split | None = None, path: str | Path = COMPOSER_
     return [case for case in read_cases(path, ComposerCase) if split is None or case.split == split]
 
 
+def load_own_cases(path: str | Path, kind: Literal["verifier", "composer"],
+                   split: Split | None = None) -> list[VerifierCase] | list[ComposerCase]:
+    """A team's own fixtures under ``path`` (``--data``): Verifier or Composer cases, plain or from labelled
+    sessions, optionally of one split. A path holding no case of that kind at all is an error, not an empty set."""
+    model: type[VerifierCase] | type[ComposerCase] = VerifierCase if kind == "verifier" else ComposerCase
+    cases = read_cases(path, model, mixed=True)
+    if not cases:
+        raise DatasetError(f"{path}: no {kind} cases (see datasets/README.md for the formats, or `evigate label`)")
+    return [case for case in cases if split is None or case.split == split]  # type: ignore[return-value]
+
+
 _CASES: dict[str, VerifierCase | ComposerCase] = {}
 
 

@@ -17,9 +17,11 @@ from evigate.datasets import (
     composer_example,
     dataset_digest,
     load_composer_cases,
+    load_own_cases,
     load_verifier_cases,
     verifier_example,
 )
+from evigate.errors import DatasetError
 from evigate.llm.models import is_local_model
 
 
@@ -50,24 +52,35 @@ def balanced_head(cases: Sequence[Any], key: Callable[[Any], str], limit: int | 
 
 
 def load_agent_data(agent: str, sets: Sequence[str] = ("demo_world", "holmesgpt"),
-                    eval_limit: int | None = None, splits: Sequence[str] = SPLITS) -> AgentData:
-    """Load an agent's fixtures; ``eval_limit`` caps the dev and test splits (never train)."""
+                    eval_limit: int | None = None, splits: Sequence[str] = SPLITS,
+                    data_path: str | Path | None = None) -> AgentData:
+    """Load an agent's fixtures; ``eval_limit`` caps the dev and test splits (never train). ``data_path`` reads a
+    team's own fixtures instead of the shipped sets (``--data``)."""
     data = AgentData()
+    own: list[Any] | None = None
+    if data_path is not None:
+        if agent not in ("verifier", "composer"):
+            raise ValueError(f"unknown agent {agent!r}; known: verifier, composer")
+        own = load_own_cases(data_path, "verifier" if agent == "verifier" else "composer")
     for split in splits:
         if agent == "verifier":
-            cases: list[Any] = load_verifier_cases(sets, split)
+            cases: list[Any] = load_verifier_cases(sets, split) if own is None else [
+                case for case in own if case.split == split]
             if split != "train":
                 cases = balanced_head(cases, lambda c: c.gold_verdict, eval_limit)
             data.splits[split] = [verifier_example(case) for case in cases]
             data.rows[split] = [_verifier_row(case) for case in cases]
         elif agent == "composer":
-            cases = load_composer_cases(split)
+            cases = load_composer_cases(split) if own is None else [case for case in own if case.split == split]
             if split != "train":
                 cases = balanced_head(cases, lambda c: c.composer_input.verdict, eval_limit)
             data.splits[split] = [composer_example(case) for case in cases]
             data.rows[split] = [_composer_row(case) for case in cases]
         else:
             raise ValueError(f"unknown agent {agent!r}; known: verifier, composer")
+        if own is not None and not cases:
+            raise DatasetError(f"{data_path}: no {agent} cases with split {split!r} (a job needs train, dev and test; "
+                               "eval needs the split it scores)")
         data.cases.update({case.case_id: case for case in cases})
         data.digests[split] = dataset_digest(cases)
     return data

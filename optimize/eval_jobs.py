@@ -51,23 +51,26 @@ def run_eval(agent: str, split: str = "dev", *, model: str | None = None, progra
              sets: tuple[str, ...] = ("demo_world", "holmesgpt"), eval_limit: int | None = None,
              tracking_uri: str | None = None, num_threads: int = 1, lm: Any = None,
              modules: dict[str, dspy.Module] | None = None, llm_threads: int | None = None,
-             progress: StartTask = _no_progress) -> EvalJobResult:
-    """Evaluate ``agent`` (verifier, composer or program) on ``split`` and log one MLflow run."""
+             progress: StartTask = _no_progress, data_path: str | Path | None = None) -> EvalJobResult:
+    """Evaluate ``agent`` (verifier, composer or program) on ``split`` and log one MLflow run; ``data_path``: a
+    team's own fixtures instead of the shipped sets."""
     import mlflow
 
     if split not in ("train", "dev", "test"):
         raise ValueError(f"unknown split {split!r}; use dev or test")
     started = time.perf_counter()
+    data_agent = "verifier" if agent == "program" else agent
+    if data_path is not None:  # a team's file is checked before any model is loaded
+        load_agent_data(data_agent, (), None, splits=(split,), data_path=data_path)
     modules = dict(modules or {})
     needed = ("verifier", "composer") if agent == "program" else (agent,)
     state_files: dict[str, Path | None] = {}
     for name in needed:
         if name not in modules:
             modules[name], state_files[name] = load_saved_module(name, program_dir)
-    data_agent = "verifier" if agent == "program" else agent
     lm, model_name = resolve_lm(data_agent, model, lm, llm_threads)
     eval_limit = default_eval_limit(eval_limit, model_name)
-    data = load_agent_data(data_agent, sets, eval_limit, splits=(split,))
+    data = load_agent_data(data_agent, sets, eval_limit, splits=(split,), data_path=data_path)
     uri = tracking.configure(tracking_uri)
     tracking.ensure_experiment(agent, uri)
     tracking.enable_autolog()
@@ -75,7 +78,7 @@ def run_eval(agent: str, split: str = "dev", *, model: str | None = None, progra
         with dspy.context(lm=lm, adapter=adapter_for(lm)), mlflow.start_run(run_name=f"eval-{agent}-{split}") as run:
             mlflow.log_params({
                 "agent": agent, "split": split, "model": model_name, "examples": len(data.splits[split]),
-                "digest": data.digests[split], "eval_limit": eval_limit or 0,
+                "digest": data.digests[split], "eval_limit": eval_limit or 0, "data": str(data_path or "shipped"),
                 **{f"{name}_state": str(path) if path else "built-in" for name, path in state_files.items()},
             })
             mlflow.set_tags({"evigate.agent": agent, "evigate.job": "eval"})

@@ -59,6 +59,8 @@ class OptimizeConfig:
     tracking_uri: str | None = None
     reflection_model: str | None = None
     llm_threads: int | None = None
+    data_path: str | Path | None = None
+    """A team's own fixtures (``--data``) instead of the shipped sets."""
 
 
 @dataclass
@@ -98,9 +100,12 @@ def run_optimize(config: OptimizeConfig, *, student: dspy.Module | None = None, 
 
     started = time.perf_counter()
     settings = optimizer_settings(config)
+    if data is None and config.data_path is not None:  # a team's file is checked before any model is loaded
+        load_agent_data(config.agent, (), None, data_path=config.data_path)
     lm, model_name = resolve_lm(config.agent, config.model, lm, config.llm_threads)
     eval_limit = default_eval_limit(config.eval_limit, model_name)
-    data = data if data is not None else load_agent_data(config.agent, config.sets, eval_limit)
+    data = data if data is not None else load_agent_data(config.agent, config.sets, eval_limit,
+                                                             data_path=config.data_path)
     if config.optimizer == "gepa" and reflection_lm is None and config.reflection_model:
         reflection_lm, _ = resolve_lm(config.agent, config.reflection_model, None, config.llm_threads)
     program_path = resolve_program_dir(config.program_dir) / f"{config.agent}.json"
@@ -177,7 +182,9 @@ def _log_setup(config: OptimizeConfig, settings: OptimizerSettings, model_name: 
         "dspy_version": dspy.__version__, "program_path": str(program_path), "eval_limit": eval_limit or 0,
         **settings.params(),
     }
-    if config.agent == "verifier":
+    if config.data_path is not None:
+        params["data"] = str(config.data_path)
+    elif config.agent == "verifier":
         params["verifier_sets"] = ",".join(config.sets)
     for split, examples in data.splits.items():
         params[f"{split}_examples"] = len(examples)

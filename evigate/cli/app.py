@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "evigate.cli.world",  # world init / world stats
     "evigate.cli.domain",  # domain init / domain check
     "evigate.cli.optimize",  # eval, optimize, ui
+    "evigate.cli.label",  # label
     "evigate.cli.serve",  # serve
     "evigate.cli.verify",  # verify
 )

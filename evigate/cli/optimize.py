@@ -45,6 +45,8 @@ class EvalSplit(StrEnum):
 SETS_HELP = "Verifier sets, comma-separated: demo_world, holmesgpt"
 MODEL_HELP = "model string, e.g. local/qwen2.5-coder-0.5b or openai/gpt-4o-mini (default: the agent's in settings)"
 TRACKING_HELP = "MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///./mlruns.db)"
+DATA_HELP = ("a team's own labelled fixtures (file or directory, formats of datasets/README.md, or sessions labelled "
+             "with `evigate label`) instead of the shipped sets")
 LLM_THREADS_HELP = "llama.cpp threads for local models (default: the engine's; use 1 when other work holds a core)"
 
 
@@ -87,6 +89,7 @@ def eval_command(
     threads: int = typer.Option(1, "--threads", min=1, help="parallel calls (keep 1 for the local model)"),
     llm_threads: int = typer.Option(None, "--llm-threads", min=1, help=LLM_THREADS_HELP),
     tracking_uri: str = typer.Option(None, "--tracking-uri", help=TRACKING_HELP),
+    data: Path = typer.Option(None, "--data", help=DATA_HELP),
 ) -> None:
     """Score the saved (or built-in) agents on a fixture split; logs a run to MLflow."""
     _quiet_environment()
@@ -96,7 +99,7 @@ def eval_command(
         with _progress() as start:
             result = run_eval(agent.value, split.value, model=model, program_dir=program_dir, sets=_sets(sets),
                               eval_limit=limit, tracking_uri=tracking_uri, num_threads=threads,
-                              llm_threads=llm_threads, progress=start)
+                              llm_threads=llm_threads, progress=start, data_path=data)
     except (EvigateError, ValueError) as exc:
         raise _fail(exc) from exc
     table = Table(title=f"evigate eval --agent {agent.value} --split {split.value}")
@@ -131,6 +134,7 @@ def optimize_command(
     seed: int = typer.Option(0, "--seed"),
     llm_threads: int = typer.Option(None, "--llm-threads", min=1, help=LLM_THREADS_HELP),
     tracking_uri: str = typer.Option(None, "--tracking-uri", help=TRACKING_HELP),
+    data: Path = typer.Option(None, "--data", help=DATA_HELP),
 ) -> None:
     """Optimize an agent's prompt; prints baseline vs optimized on dev and test and saves the program."""
     _quiet_environment()
@@ -140,7 +144,7 @@ def optimize_command(
         agent=agent.value, optimizer=optimizer.value, budget=budget, model=model, program_dir=program_dir,
         sets=_sets(sets), max_demos=max_demos, labeled_demos=labeled_demos, eval_limit=eval_limit,
         num_threads=threads, seed=seed, tracking_uri=tracking_uri, reflection_model=reflection_model,
-        llm_threads=llm_threads,
+        llm_threads=llm_threads, data_path=data,
     )
     try:
         with _progress() as start:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from pydantic import Field
@@ -11,10 +10,16 @@ from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import cited_views, claim_entities, format_ids
 from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
 from evigate.rules.text.entities import Entity, EntityKind, entity_occurs
-from evigate.rules.text.normalize import block_coverage, compact, fold
+from evigate.rules.text.restating import NAME_KINDS, in_place, is_key, restatement, without
 
-RESTATES_COVERAGE = 0.8
-"""A claim whose text covers this share of a verbatim excerpt restates it: its values must be the excerpt's."""
+
+def _comparable(new: Entity, old: Entity) -> bool:
+    """Whether a value the claim writes can stand for one the excerpt says: same kind (names as one kind), and not
+    the same number in other units. (A name contained in the other, such as the Job `backup` of the pod
+    `backup-q7wzt`, never gets here: names occur as substrings, so neither counts as written or replaced.)"""
+    if new.kind == "number":
+        return old.kind == "number" and not entity_occurs(new, old.text)
+    return new.kind == old.kind or (new.kind in NAME_KINDS and old.kind in NAME_KINDS)
 
 
 class EntityGroundingParams(RuleParams):
@@ -107,7 +112,6 @@ class EntityGrounding(Rule):
         repeats does not say it."""
         checked_claim = [entity for entity in claim_entities(context, text)
                          if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
-        folded_claim = compact(fold(text))
         for _, binding in iter_bindings(claim):
             excerpt = text_of(binding, "evidence_excerpt").strip()
             views = cited_views(context, binding)
@@ -118,17 +122,21 @@ class EntityGrounding(Rule):
                       if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
             written, replaced = _differences([e for e in checked_claim if e.text not in tools], quoted, text,
                                              excerpt)
+            replaced = [entity for entity in replaced if not is_key(entity, excerpt)]
             if not written or not replaced:
                 continue
             rest = excerpt
             for entity in replaced:  # the replaced values as tokens, not every "0" of "0/1"
-                rest = re.sub(rf"(?<![\w./-]){re.escape(entity.text)}(?![\w./-])", " ", rest)
-            needle = compact(fold(rest))
-            if len(needle) < 12 or block_coverage(needle, folded_claim) < RESTATES_COVERAGE:
+                rest = without(rest, entity)
+            for entity in quoted:  # values the claim gives in other units ("18d" as "18 天") are no words to match
+                if entity.kind == "number" and entity.text not in text:
+                    rest = without(rest, entity)
+            how = restatement(rest, text)
+            if how is None:
                 continue
-            for old in replaced:
-                new = next((entity for entity in written if entity.kind == old.kind
-                            and not (entity.kind == "number" and entity_occurs(entity, old.text))), None)
+            for old in replaced:  # in order, a swapped value stands where the old one stood; reordered, anywhere
+                new = next((entity for entity in written if _comparable(entity, old)
+                            and (how == "reordered" or in_place(entity, text, old, excerpt))), None)
                 if new is not None:
                     return f"claim restates its excerpt but writes '{new.text}' where the excerpt says '{old.text}'"
         return ""

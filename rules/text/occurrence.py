@@ -90,7 +90,17 @@ def number_occurs(entity: Entity, haystack: str) -> bool:
                 if entity.dimension is not None and _matches_at(entity, haystack, start):
                     return True
             start = haystack.find(form, start + 1)
+    if entity.dimension is not None:
+        # Converting may leave more decimals than a searchable form keeps (2000.07ms is 2.00007s), or a form with
+        # trailing zeros (2000ms as 2.0000s): compare every number of the evidence by value, in the same dimension.
+        return any(_same_dimension_at(entity, haystack, start) for start in number_starts(haystack))
     return False
+
+
+def _same_dimension_at(entity: Entity, haystack: str, start: int) -> bool:
+    """Whether the evidence number at ``start`` has the entity's dimension (its own unit) and value."""
+    parsed = evidence_number(haystack, start)
+    return parsed is not None and parsed[1] == entity.dimension and _matches(entity, parsed, 1e-9)
 
 
 def _found_where(needle: str, haystack: str, accept: Callable[[int, int], bool]) -> bool:

@@ -70,7 +70,7 @@ ENTITY = re.compile("|".join([
     rf"(?P<service>{_B}[a-z][a-z0-9]*(?:-[a-z0-9]+)+{_E})",
     r"(?P<ratio>(?<![\w./\-])\d+/\d+(?![\w/]|\.\d))",
     r"(?P<multiplier>(?<![A-Za-z0-9_.])[x×](?P<times>\d+(?:\.\d+)?)(?![A-Za-z0-9_]|\.\d))",
-    rf"(?P<number>(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)(?P<integer>\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.(?P<fraction>\d+))?"
+    rf"(?P<number>(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)(?P<integer>[1-9]\d{{0,2}}(?:,\d{{3}})+|\d+)(?:\.(?P<fraction>\d+))?"
     rf"(?:\s?(?P<unit>(?i:{UNITS}))(?![A-Za-z])|(?P<minute>[mM])(?![A-Za-z])|(?P<word_unit>{WORD_UNITS})(?![A-Za-z0-9_])"
     rf"|(?P<compound>-[a-z]{{3,}}(?:-[a-z]+)*)(?![A-Za-z0-9_])|(?![A-Za-z0-9_]|-[A-Za-z0-9])))",
     rf"(?P<mixed>{_B}(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{{4,}}{_E})",

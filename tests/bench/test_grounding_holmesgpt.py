@@ -62,6 +62,7 @@ def test_the_gate_meets_the_targets_on_a_sample(sample) -> None:
     catch, false_alarm = bench.summary(tallies)
     assert catch >= bench.TARGET_CATCH, {kind: (t.flagged, t.total) for kind, t in tallies.items()}
     assert false_alarm <= bench.TARGET_FALSE_ALARM, tallies["true"].examples
+    assert bench.paraphrase_false_alarm(tallies) <= bench.TARGET_FALSE_ALARM
 
 
 def test_the_rates_measure_the_gate(sample) -> None:
@@ -79,3 +80,35 @@ def test_main_prints_the_table(capsys) -> None:
     assert bench.main(["--limit-cases", "3", "--lines-per-output", "1"]) == 0
     out = capsys.readouterr().out
     assert "true (false alarm)" in out and "catch rate" in out
+
+
+def test_paraphrases_quote_their_line_and_their_twins_change_it(sample) -> None:
+    sessions, claims = sample
+    kinds = {claim.kind for claim in claims}
+    assert {"true:moved", "true:reordered", "true:param_name", "fake:moved", "swap"} <= kinds
+    verbatim = {claim.excerpt: claim.claim_text for claim in claims if claim.kind == "true"}
+    paraphrased = {(claim.kind.split(":")[1], claim.excerpt): claim.claim_text for claim in claims
+                   if claim.kind.startswith("true:")}
+    for claim in claims:
+        if claim.kind.startswith(("true:", "fake:")) or claim.kind == "swap":
+            cited = {inv.id: inv for inv in sessions[claim.session].invocations}[claim.invocation_id]
+            assert claim.excerpt in cited.output_preview and claim.excerpt in verbatim  # the line, quoted as is
+            assert claim.claim_text != verbatim[claim.excerpt]
+        if claim.kind.startswith("fake:"):
+            assert claim.claim_text != paraphrased[(claim.kind.split(":")[1], claim.excerpt)]
+
+
+def test_the_split_halves_the_cases_for_good() -> None:
+    tune = {session.case_id for session in bench.load_sessions(split="tune")}
+    heldout = {session.case_id for session in bench.load_sessions(split="heldout")}
+    everything = {session.case_id for session in bench.load_sessions()}
+    assert tune and heldout and not tune & heldout and tune | heldout == everything
+    assert all(bench.split_of(case) == "tune" for case in tune)
+
+
+def test_the_twins_measure_what_loosening_costs(sample) -> None:
+    # Without the restatement check, values swapped within the output go through: the hard classes see it.
+    sessions, claims = sample
+    hard = [claim for claim in claims if claim.kind == "swap" or claim.kind.startswith("fake:")]
+    loose = Gatekeeper.with_overrides({"claim.entity_grounding": {"enabled": False}})
+    assert bench.hard_catch(bench.evaluate(hard, sessions, loose)) < bench.hard_catch(bench.evaluate(hard, sessions))

@@ -111,7 +111,7 @@ def test_composer_optimization_and_evaluations(tmp_path: Path, tracking_uri: str
 def test_eval_jobs_log_runs_for_each_agent(tmp_path: Path, tracking_uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
     verifier_data, verifier_lm = scripted_data("verifier", per_split=3)
     monkeypatch.setattr("evigate.optimize.eval_jobs.load_agent_data",
-                        lambda agent, sets, limit, splits: verifier_data)
+                        lambda agent, sets, limit, splits, **_: verifier_data)
     result = run_eval("verifier", "dev", lm=verifier_lm, program_dir=tmp_path / "none", tracking_uri=tracking_uri)
     assert result.metrics["score"] == 1.0 and result.metrics["examples"] == 3
     assert result.state_file is None  # nothing saved there: built-in prompts
