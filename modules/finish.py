@@ -28,7 +28,8 @@ def finish_diagnosis(
     decision, locale = state.decision, program.settings.locale
     output_type = OUTPUT_TYPE_OF_VERDICT[decision.verdict]
     composer_input = build_composer_input(
-        query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result
+        query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result,
+        locale=locale,
     )
     composer_output: ComposerOutput | None = None
     violations: list[str] = []

@@ -66,6 +66,8 @@ class VerdictDecision(BaseModel):
     label_sources: dict[str, LabelSource] = Field(
         default_factory=dict, description="claim id → who labelled it: code (confirmed quote), model, none (no check)")
     capped: dict[str, str] = Field(default_factory=dict, description="claim id → why code lowered the model's label")
+    off_topic: dict[str, str] = Field(
+        default_factory=dict, description="claim id → why it is not about the question: never shown as confirmed")
 
     @property
     def code_confirmed(self) -> list[str]:
