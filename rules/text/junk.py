@@ -32,7 +32,7 @@ from evigate.rules.text.normalize import compact, fold, weight
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[._\-][a-z0-9]+)*|[\u3400-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{2,}")
-_WORD = re.compile(r"[a-z][a-z0-9]*")
+_WORD = re.compile(r"[a-z][a-z0-9]*(?:[_\-.][a-z0-9]+)*")
 _EDGES = " \t\r\n,，.。;；:：!！?？、()（）[]【】\"'“”‘’"
 
 
@@ -142,9 +142,9 @@ def content_terms(text: str, settings: JunkSettings | None = None) -> set[str]:
         skip = {index for word in generic if not word.isascii() for index in _starts(run, word, len(word))}
         terms.update(run[i:i + 2] for i in range(len(run) - 1) if i not in skip)
     for word in _WORD.findall(folded):
-        for part in re.split(r"[_\-.]", word) if not word.isdigit() else ():
-            if len(part) >= settings.min_word_chars and part not in generic:
-                terms.add(part)
+        # A compound (payment-service, err_timeout) is one term: its parts ("err") would match unrelated codes.
+        if len(word) >= settings.min_word_chars and word not in generic:
+            terms.add(word)
     return terms
 
 
