@@ -130,6 +130,23 @@ def echoes(text: str, query: str, settings: JunkSettings | None = None) -> bool:
     return shared >= settings.echo_share * weight(core)
 
 
+def restates_question(sentence: str, query: str, settings: JunkSettings | None = None) -> bool:
+    """Whether a sentence is the whole question again (each mostly made of the other), not a fragment of it that
+    an answer may name as its subject ("关于订单 123 支付失败：…")."""
+    settings = settings or junk_settings()
+    return echoes(sentence, query, settings) and echoes(query, sentence, settings)
+
+
+def repetition(text: str, settings: JunkSettings | None = None) -> str | None:
+    """Why ``text`` is a degenerate repetition (a run, or one phrase over and over), or None."""
+    settings = settings or junk_settings()
+    unit = repeated_run(text, settings)
+    if unit is not None:
+        return f"repeats “{unit[:40]}” {settings.min_run}+ times in a row"
+    phrase = repeated_phrase(text, settings)
+    return f"filler: “{phrase[:40]}” written over and over" if phrase is not None else None
+
+
 def content_terms(text: str, settings: JunkSettings | None = None) -> set[str]:
     """The text's content terms: CJK bigrams and ASCII words (``minWordChars``+), none of them generic."""
     settings = settings or junk_settings()
@@ -198,12 +215,9 @@ def junk_reason(text: str, query: str = "", session_text: str | None = None,
     settings = settings or junk_settings()
     if not text.strip():
         return None
-    unit = repeated_run(text, settings)
-    if unit is not None:
-        return f"repeats “{unit[:40]}” {settings.min_run}+ times in a row"
-    phrase = repeated_phrase(text, settings)
-    if phrase is not None:
-        return f"filler: “{phrase[:40]}” written over and over"
+    why = repetition(text, settings)
+    if why is not None:
+        return why
     if query and echoes(text, query, settings):
         return "restates the question"
     if session_text is not None and content_free(text, session_text, settings):

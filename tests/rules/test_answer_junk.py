@@ -147,3 +147,26 @@ def test_an_english_answer_has_no_chinese_outside_quoted_evidence() -> None:
                            *(action.action_text + action.reason for action in ci.recommended_actions)):
                 assert not CJK.search(_without_quotes(answer, [unsupported])), answer
     assert not CJK.search(render_parse_failure(query, "malformed", locale="en"))
+
+
+# -- the Composer's prose ----------------------------------------------------------------------------------------------
+
+def _composer_input() -> Any:
+    data = _output(_claim(f"query_logs 返回：{LOG}"))
+    return _assemble(data, {"claim-1": "direct_observation"}).composer_input
+
+
+def test_composer_prose_with_a_repeated_run_or_the_question_again_is_replaced() -> None:
+    from evigate.rules.answer.composer_guard import check_composer_output
+
+    ci = _composer_input()
+    good = f"根据已获取的证据，inventory-service 记录了 {LOG}。"
+    assert check_composer_output(ci, {"answer_summary": "锁等待超时", "user_facing_answer": good}) == []
+    repeated = f"待确认：订单 456 456 456 456 456。{good}"
+    assert any("junk text" in p for p in check_composer_output(
+        ci, {"answer_summary": "锁等待超时", "user_facing_answer": repeated}))
+    echoed = f"订单 789 下单时库存扣减失败，库存服务报了什么错。{good}"
+    assert any("restates the question" in p for p in check_composer_output(
+        ci, {"answer_summary": "锁等待超时", "user_facing_answer": echoed}))
+    rendered = render_answer(ci, {"answer_summary": "x", "user_facing_answer": repeated})
+    assert "456 456" not in rendered and LOG in rendered
