@@ -170,3 +170,13 @@ def test_composer_prose_with_a_repeated_run_or_the_question_again_is_replaced() 
         ci, {"answer_summary": "锁等待超时", "user_facing_answer": echoed}))
     rendered = render_answer(ci, {"answer_summary": "x", "user_facing_answer": repeated})
     assert "456 456" not in rendered and LOG in rendered
+
+
+def test_junk_lines_finds_the_junk_of_a_rendered_answer_and_never_a_heading() -> None:
+    from evigate.rules.answer.screen import junk_lines
+
+    answer = "\n".join(["已确认信息：", f"• query_logs 返回：{LOG}", "", "可能方向（尚未证实）：",
+                        "• 待确认：订单 456 456 456 456 456", "• 立即联系客服", "建议下一步：", "• （暂无）"])
+    assert [line for line, _ in junk_lines(answer, QUERY_ZH)] == ["• 待确认：订单 456 456 456 456 456"]
+    with_session = junk_lines(answer, QUERY_ZH, session_text=f"{LOG}\n{QUERY_ZH}")
+    assert [line for line, _ in with_session] == ["• 待确认：订单 456 456 456 456 456", "• 立即联系客服"]
