@@ -139,7 +139,8 @@ def check_text(composer_input: ComposerInput, text: str, material: str | None = 
         ]
     problems += hypotheses_stated_as_fact(composer_input, text)
     # Issue 18: junk is never shown, whoever wrote it: "订单 456 456 456 456", "补足证据是补足证据的必要步骤".
-    problems += [f"junk text: {why}" for why in (repetition(text),) if why]
+    # Sentence by sentence: two bullets naming the same service are no run.
+    problems += [f"junk text: {why}" for why in (repetition(sentence) for sentence in sentences(text)) if why]
     return problems
 
 

@@ -16,6 +16,7 @@ from evigate.rules.answer.catalogue import CATALOGUE
 from evigate.rules.answer.catalogue import words as catalogue_words
 from evigate.rules.answer.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
 from evigate.rules.text.instructions import addresses_model
+from evigate.rules.text.junk import restates_question
 from evigate.rules.text.normalize import restates
 from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
 
@@ -51,6 +52,8 @@ def _line(composer_input: ComposerInput, text: str, material: str, prefix: str) 
     body = _one_sentence(text)
     if not body or addresses_model(body):
         return None  # text planted for the model never reaches the reader, whatever let it through
+    if composer_input.original_query and restates_question(body, composer_input.original_query):
+        return None  # the question again is no finding, gap or step (issue 18), whatever let it through
     if check_text(composer_input, body, material):
         body = prefix + body
         if check_text(composer_input, body, material):

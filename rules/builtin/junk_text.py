@@ -23,11 +23,12 @@ class JunkText(Rule):
     """Hypotheses, gaps and actions reach the answer as written, so they pass the junk checks of
     ``evigate.rules.text.junk`` (issue 18): no unit written three times in a row ("订单 456 456 456"), no phrase
     written over and over ("补足证据是补足证据的必要步骤"), not the question restated, and not content-free — each
-    names an entity or a content term that occurs in this session's evidence, inputs or question ("立即联系客服"
+    names an entity, or a content term that occurs in this session's evidence, inputs or question ("立即联系客服"
     names nothing). A hypothesis also needs a `basis` naming an entity a tool returned, or a few terms a tool
-    returned that the question does not already say; otherwise it is a guess ("用户收不到通知短信可能是由于网络问题
-    或服务中断导致的"). An item that fails is dropped from the composer input and the answer, and the finding is the
-    audit's record of why. The verdict is not affected (`warn_only`): the claims decide it.
+    returned that the question does not already say, or must itself name an entity a tool returned; otherwise it
+    is a guess ("用户收不到通知短信可能是由于网络问题或服务中断导致的"). An item that fails is dropped from the
+    composer input and the answer, and the finding is the audit's record of why. The verdict is not affected
+    (`warn_only`): the claims decide it.
     """
 
     id = "action.junk_text"
@@ -48,8 +49,10 @@ class JunkText(Rule):
                 everything = _session_text(session)
             why = junk_reason(text, session.query, everything, settings)
             if why is None and key == "hypothesis_text" and params.require_basis and item is not None:
-                basis = text_of(item, "basis")
-                if not names_evidence(basis, _returned_text(session), session.query, settings):
+                basis, returned = text_of(item, "basis"), _returned_text(session)
+                # An entity a tool returned, named in the hypothesis itself, grounds it as well as its basis would.
+                if not (names_evidence(basis, returned, session.query, settings)
+                        or names_evidence(text, returned, session.query, settings.entities_only())):
                     why = "an ungrounded guess: its basis names no evidence this session's tools returned"
             if why is not None:
                 flagged.add(item_path)
