@@ -219,6 +219,8 @@ def decide_verdict(
                            f"{own_verdict} without them")
             verdict, rows = own_verdict, own_rows
     unrelated = {key: why for key, why in (off_topic or {}).items() if key in known}
+    reasons += [f"claim {key} is not about the question ({why}): never shown as confirmed"
+                for key, why in sorted(unrelated.items())]
     if verdict == "PASS" and unrelated and not any(
             effective[key] == "direct_observation" and key not in unrelated for key in critical_keys):
         verdict, rows = "LOW_CONFID", [MatrixRow(code="off_topic", text=(
