@@ -29,6 +29,7 @@ import yaml
 
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, weight
+from evigate.rules.text.phrases import is_question
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[._\-][a-z0-9]+)*|[\u3400-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{2,}")
@@ -136,9 +137,10 @@ def echoes(text: str, query: str, settings: JunkSettings | None = None) -> bool:
 
 def restates_question(sentence: str, query: str, settings: JunkSettings | None = None) -> bool:
     """Whether a sentence is the whole question again (each mostly made of the other), not a fragment of it that
-    an answer may name as its subject ("关于订单 123 支付失败：…")."""
+    an answer may name as its subject ("关于订单 123 支付失败：…"); only when the user asked a question."""
     settings = settings or junk_settings()
-    return echoes(sentence, query, settings) and echoes(query, sentence, settings)
+    # A report ("订单 123 支付失败，错误码 ERR_TIMEOUT") restated is a confirmation of it, not its question.
+    return is_question(query) and echoes(sentence, query, settings) and echoes(query, sentence, settings)
 
 
 def repetition(text: str, settings: JunkSettings | None = None) -> str | None:

@@ -180,3 +180,12 @@ def test_junk_lines_finds_the_junk_of_a_rendered_answer_and_never_a_heading() ->
     assert [line for line, _ in junk_lines(answer, QUERY_ZH)] == ["• 待确认：订单 456 456 456 456 456"]
     with_session = junk_lines(answer, QUERY_ZH, session_text=f"{LOG}\n{QUERY_ZH}")
     assert [line for line, _ in with_session] == ["• 待确认：订单 456 456 456 456 456", "• 立即联系客服"]
+
+
+def test_a_report_restated_is_a_confirmation_but_a_question_restated_is_not_an_answer() -> None:
+    from evigate.rules.text.junk import restates_question
+
+    report = "订单 123 支付失败，错误码 ERR_TIMEOUT"
+    assert not restates_question(report, report)
+    assert restates_question("订单 123 支付失败，ERR_TIMEOUT 是什么原因", "订单 123 支付失败，ERR_TIMEOUT 是什么原因？")
+    assert not restates_question(report, "订单 123 支付失败，ERR_TIMEOUT 是什么原因？")
