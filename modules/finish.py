@@ -12,7 +12,8 @@ from evigate.modules.audit import RoundState, record_step
 from evigate.modules.calls import call_agent, late_notes_to
 from evigate.modules.judgement import guard_composer_output
 from evigate.modules.rule_writer import RuleEvaluationWriter
-from evigate.rules import OUTPUT_TYPE_OF_VERDICT, build_composer_input, render_answer, render_parse_failure
+from evigate.rules import OUTPUT_TYPE_OF_VERDICT, render_answer, render_parse_failure
+from evigate.rules.answer.composer_input import assemble_composer_input
 from evigate.signatures import ComposerOutput, DiagnosisResult, RoundRecord, VerifierOutput
 
 
@@ -27,9 +28,13 @@ def finish_diagnosis(
     rule_writer = RuleEvaluationWriter(lambda: program._write_rule_evaluation(session_id, state))
     decision, locale = state.decision, program.settings.locale
     output_type = OUTPUT_TYPE_OF_VERDICT[decision.verdict]
-    composer_input = build_composer_input(
-        query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result
+    material = assemble_composer_input(
+        query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result,
+        locale=locale,
     )
+    composer_input = material.composer_input
+    # Issue 18: what code kept from the user, and why, goes into the audit (verifier_evaluation.reasons).
+    state.notes.extend(f"not shown: {item.field}: {item.reason}" for item in material.dropped)
     composer_output: ComposerOutput | None = None
     violations: list[str] = []
     degraded_reason = "; ".join(decision.reasons) if decision.verdict == "REJECT" else None

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evigate.rules.text.entities import entity_occurs, extract_entities
+from evigate.rules.text.junk import repetition, restates_question
 from evigate.rules.text.normalize import content_weight, excerpt_similarity, fold
 from evigate.rules.text.phrases import (
     GAP_OR_NEXT_STEP,
@@ -137,6 +138,9 @@ def check_text(composer_input: ComposerInput, text: str, material: str | None = 
             for sentence in sentences(text) if states_root_cause(sentence)
         ]
     problems += hypotheses_stated_as_fact(composer_input, text)
+    # Issue 18: junk is never shown, whoever wrote it: "订单 456 456 456 456", "补足证据是补足证据的必要步骤".
+    # Sentence by sentence: two bullets naming the same service are no run.
+    problems += [f"junk text: {why}" for why in (repetition(sentence) for sentence in sentences(text)) if why]
     return problems
 
 
@@ -158,6 +162,9 @@ def check_composer_output(
         for problem in check_text(composer_input, text, material):
             if problem not in problems:
                 problems.append(problem)
+    query = composer_input.original_query
+    problems += [f"the answer restates the question: “{sentence[:120]}”" for sentence in sentences(answer)
+                 if query and restates_question(sentence, query)]
     if composer_input.verdict == "LOW_CONFID" and not GAP_OR_NEXT_STEP.search(fold(answer)):
         problems.append("a LOW_CONFID answer must name at least one evidence gap or next step")
     return problems

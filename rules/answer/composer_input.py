@@ -1,16 +1,21 @@
 """build_composer_input: the Composer's input, assembled by code from allowed material only (§19.2.1).
 
 No raw tool output and no unfiltered Executor output reaches the Composer. Claims a ``reject_on_fail`` rule hit
-are dropped from everything a user sees — not allowed, not a hypothesis, not quoted as a gap.
+are dropped from everything a user sees — not allowed, not a hypothesis, not quoted as a gap. Every fixed text comes
+from the locale's catalogue; every text of the Executor's passes the junk checks first (issue 18), and what is left
+out is returned with its reason (:func:`assemble_composer_input`) for the audit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from pydantic import ValidationError
 
+from evigate.rules.answer.catalogue import summary, words
+from evigate.rules.answer.screen import DroppedText, gate_reasons, screen
 from evigate.rules.gate.actions import flagged_items
 from evigate.rules.gate.session import claim_key, iter_claims, text_of
 from evigate.rules.text.instructions import addresses_model
@@ -30,19 +35,7 @@ from evigate.signatures import (
 )
 
 CLAIM_TYPES = frozenset(get_args(ClaimType))
-GAP_UNSUPPORTED = "“{text}”缺少直接证据，尚未确认"
-GAP_INDIRECT = "“{text}”只有间接支持，缺少直接证据"
-GAP_OVERSTATED = "“{text}”的说法超出了现有证据，尚未确认"
-GAP_EXTERNAL = "“{text}”涉及证据之外的信息，无法确认"
-GAP_CONTRADICTED = "部分说法与工具证据相矛盾，已不予采用"
-GAP_EXCLUDED = "部分说法引用的证据无法核实，已不予采用"
-GAP_GENERIC = "当前证据尚不足以确认结论"
-GAP_NO_OUTPUT = "本次诊断未得到可用的结构化证据，无法确认任何结论"
-ACTION_REVIEW = ComposerAction(action_text="人工复核本次诊断的工具调用记录与证据", reason="自动诊断未能形成可靠结论")
-ACTION_MORE_EVIDENCE = ComposerAction(
-    action_text="补充与问题直接相关的工具证据后重新诊断", reason="现有证据不足以确认结论"
-)
-VERDICT_WORDS = {"PASS": "证据充分", "LOW_CONFID": "低置信", "REJECT": "拒绝输出结论"}
+VERDICT_KEYS = frozenset({"PASS", "LOW_CONFID", "REJECT"})
 REJECTED_HYPOTHESIS = frozenset({"unsupported_hypothesis", "overstated_as_fact"})
 
 
@@ -78,6 +71,14 @@ def _add(items: list[str], text: str) -> None:
         items.append(text)
 
 
+@dataclass
+class ComposerMaterial:
+    """The Composer input and every text of the Executor's that code kept out of it, with the reason."""
+
+    composer_input: ComposerInput
+    dropped: list[DroppedText] = field(default_factory=list)
+
+
 def build_composer_input(
     query: str,
     normalized: Mapping[str, Any] | None,
@@ -85,87 +86,169 @@ def build_composer_input(
     decision: VerdictDecision,
     *,
     gate_result: GatekeeperResult | Mapping[str, Any] | None = None,
+    locale: str = "zh",
 ) -> ComposerInput:
-    """The §19.2 payload: allowed claims, allowed hypotheses, gaps and actions, with the code's verdict.
+    """The §19.2 payload: allowed claims, allowed hypotheses, gaps and actions, with the code's verdict
+    (:func:`assemble_composer_input` without the record of what was left out)."""
+    return assemble_composer_input(query, normalized, verifier_output, decision, gate_result=gate_result,
+                                   locale=locale).composer_input
+
+
+def assemble_composer_input(
+    query: str,
+    normalized: Mapping[str, Any] | None,
+    verifier_output: VerifierOutput | Mapping[str, Any] | None,
+    decision: VerdictDecision,
+    *,
+    gate_result: GatekeeperResult | Mapping[str, Any] | None = None,
+    locale: str = "zh",
+) -> ComposerMaterial:
+    """The §19.2 payload and what was left out of it.
 
     Actions, gaps and hypotheses that any ``gate_result`` error targets (an invented entity, a relayed instruction,
-    a destructive command) are left out; text that addresses the model is left out even without a gate result.
+    junk) are left out; text that addresses the model is left out even without a gate result; so is junk that code
+    can tell without the session (a repetition, filler, the question restated). A claim ``decision.off_topic``
+    names is never shown as confirmed. Fixed texts are ``locale``'s.
     """
+    verdict, text_of_locale = decision.verdict, words(locale)
+    errors = _errors(gate_result)
+    flagged, why_flagged = flagged_items(errors), gate_reasons(errors)
+    dropped: list[DroppedText] = []
+    for (name, index), reason in sorted(why_flagged.items()):
+        dropped.append(DroppedText(f"{name}[{index}]", _item_text(normalized, name, index), reason))
+    allowed, hypotheses, gaps = _from_claims(query, normalized, decision, text_of_locale, dropped)
+    if not isinstance(normalized, Mapping):
+        _add(gaps, text_of_locale["gap_no_output"])
+    missing_info = normalized.get("missing_info") if isinstance(normalized, Mapping) else None
+    for position, item in enumerate(missing_info if isinstance(missing_info, list) else []):
+        if not isinstance(item, str) or position in flagged.get("missing_info", ()) or addresses_model(item):
+            continue
+        why = screen(item, query)
+        if why is None:
+            _add(gaps, " ".join(item.split()))
+        else:
+            dropped.append(DroppedText(f"missing_info[{position}]", item, why))
+
+    if verdict != "REJECT":
+        hypotheses += _hypotheses(query, normalized, verifier_output, flagged.get("hypotheses", set()), dropped)
+
+    actions = _actions(normalized, verdict, flagged.get("recommended_actions", set()), query, dropped)
+    if verdict == "LOW_CONFID" and not gaps:
+        _add(gaps, text_of_locale["gap_generic"])
+    if verdict != "PASS" and not actions:
+        actions.append(ComposerAction(action_text=text_of_locale["action_more_evidence"],
+                                      reason=text_of_locale["action_more_evidence_reason"]))
+    if verdict == "REJECT":
+        actions.append(ComposerAction(action_text=text_of_locale["action_review"],
+                                      reason=text_of_locale["action_review_reason"]))
+
+    rationale, model_verdict = _rationale(verifier_output)
+    model_verdict = decision.model_verdict or model_verdict
+    if model_verdict in VERDICT_KEYS and model_verdict != verdict:
+        code = decision.rows[0].code if decision.rows else None
+        said = summary(code, decision.summary, locale) if decision.summary else ""
+        reason = text_of_locale["verdict_reason"].format(summary=said) if said else ""
+        differs = text_of_locale["verdict_differs"].format(
+            code=text_of_locale[f"verdict_{verdict}"], reason=reason, model=text_of_locale[f"verdict_{model_verdict}"])
+        rationale = f"{differs}{' ' if locale == 'en' and rationale else ''}{rationale}".strip()
+    composer_input = ComposerInput(
+        original_query=query or "", verdict=verdict, allowed_claims=allowed,
+        allowed_hypotheses=[] if verdict == "REJECT" else hypotheses, missing_info=gaps,
+        recommended_actions=actions, rationale=rationale,
+    )
+    return ComposerMaterial(composer_input, dropped)
+
+
+def _from_claims(
+    query: str, normalized: Mapping[str, Any] | None, decision: VerdictDecision, catalogue: dict[str, str],
+    dropped: list[DroppedText],
+) -> tuple[list[AllowedClaim], list[AllowedHypothesis], list[str]]:
+    """Allowed claims, hypotheses from overstated claims and gaps quoting claims, per the code's labels."""
     verdict = decision.verdict
-    flagged = flagged_items(_errors(gate_result))
-    excluded = set(decision.excluded_claims)
+    excluded, off_topic = set(decision.excluded_claims), dict(decision.off_topic)
     allowed: list[AllowedClaim] = []
     hypotheses: list[AllowedHypothesis] = []
     gaps: list[str] = []
-    contradicted = dropped = False
+    contradicted = dropped_claim = junk_gap = False
     for index, claim in iter_claims(normalized):
         key = claim_key(claim, index)
         text = " ".join(text_of(claim, "claim_text").split())
         verification = decision.effective_checks.get(key, "unsupported")
         if key in excluded:
-            dropped = True
+            dropped_claim = True
             continue
         if not text or is_question(text):
             continue  # a question (often the user's, copied) is neither a finding, a direction nor a gap
         if verification in ALLOWED_VERIFICATIONS and claim.get("claim_type") in CLAIM_TYPES:
             if verdict == "REJECT" and claim.get("claim_type") == "root_cause":
                 continue  # §19.2.1: no root-cause conclusion under REJECT
+            if key in off_topic:
+                # Issue 18: true but about something else; never 已确认 / "Confirmed", at most a gap's context.
+                dropped.append(DroppedText(f"claims[{key}]", text, off_topic[key]))
+                _add(gaps, catalogue["gap_off_topic"])
+                continue
             # What code decided, not what the Executor wrote: only a direct observation is shown as confirmed.
             allowed.append(AllowedClaim(
                 claim_id=key, claim_type=claim["claim_type"], claim_text=text,
                 support_level="direct" if verification == "direct_observation" else "indirect",
             ))
-        elif verification == "overstated" and verdict != "REJECT":
+            continue
+        if verification == "contradicted":
+            contradicted = True
+            continue
+        why = screen(text, query)
+        if why is not None:
+            dropped.append(DroppedText(f"claims[{key}]", text, why))
+            junk_gap = verification not in ALLOWED_VERIFICATIONS
+            continue
+        if verification == "overstated" and verdict != "REJECT":
             hypotheses.append(AllowedHypothesis(hypothesis_text=text))
         elif verification == "overstated":
-            _add(gaps, GAP_OVERSTATED.format(text=text))
+            _add(gaps, catalogue["gap_overstated"].format(text=text))
         elif verification == "external_unknown":
-            _add(gaps, GAP_EXTERNAL.format(text=text))
-        elif verification == "contradicted":
-            contradicted = True
+            _add(gaps, catalogue["gap_external"].format(text=text))
         elif verification not in ALLOWED_VERIFICATIONS:
-            _add(gaps, GAP_UNSUPPORTED.format(text=text))
+            _add(gaps, catalogue["gap_unsupported"].format(text=text))
+    if junk_gap:
+        _add(gaps, catalogue["gap_some_unsupported"])  # the template's fixed text instead of quoting junk
     if contradicted:
-        _add(gaps, GAP_CONTRADICTED)
-    if dropped:
-        _add(gaps, GAP_EXCLUDED)
-    if not isinstance(normalized, Mapping):
-        _add(gaps, GAP_NO_OUTPUT)
-    missing_info = normalized.get("missing_info") if isinstance(normalized, Mapping) else None
-    for position, item in enumerate(missing_info if isinstance(missing_info, list) else []):
-        if isinstance(item, str) and position not in flagged.get("missing_info", ()) and not addresses_model(item):
-            _add(gaps, " ".join(item.split()))
+        _add(gaps, catalogue["gap_contradicted"])
+    if dropped_claim:
+        _add(gaps, catalogue["gap_excluded"])
+    return allowed, hypotheses, gaps
 
-    if verdict != "REJECT":
-        judged = _hypothesis_checks(verifier_output)
-        for index, hypothesis in enumerate(_objects(normalized, "hypotheses")):
-            text = " ".join(text_of(hypothesis, "hypothesis_text").split())
-            if index in flagged.get("hypotheses", ()) or addresses_model(text):
-                continue
-            if text and not is_question(text) and judged.get(index) not in REJECTED_HYPOTHESIS:
-                needed = hypothesis.get("needed_evidence")
-                needed = [item for item in needed if isinstance(item, str)] if isinstance(needed, list) else []
-                hypotheses.append(AllowedHypothesis(hypothesis_text=text, needed_evidence=needed))
 
-    actions = _actions(normalized, verdict, flagged.get("recommended_actions", set()))
-    if verdict == "LOW_CONFID" and not gaps:
-        _add(gaps, GAP_GENERIC)
-    if verdict != "PASS" and not actions:
-        actions.append(ACTION_MORE_EVIDENCE)
-    if verdict == "REJECT":
-        actions.append(ACTION_REVIEW)
+def _hypotheses(
+    query: str, normalized: Mapping[str, Any] | None, verifier_output: Any, flagged: set[int],
+    dropped: list[DroppedText],
+) -> list[AllowedHypothesis]:
+    judged = _hypothesis_checks(verifier_output)
+    kept: list[AllowedHypothesis] = []
+    for index, hypothesis in enumerate(_objects(normalized, "hypotheses")):
+        text = " ".join(text_of(hypothesis, "hypothesis_text").split())
+        if index in flagged or addresses_model(text) or not text or is_question(text):
+            continue
+        if judged.get(index) in REJECTED_HYPOTHESIS:
+            continue
+        why = screen(text, query)
+        if why is not None:
+            dropped.append(DroppedText(f"hypotheses[{index}]", text, why))
+            continue
+        needed = hypothesis.get("needed_evidence")
+        needed = [item for item in needed if isinstance(item, str)] if isinstance(needed, list) else []
+        kept.append(AllowedHypothesis(hypothesis_text=text,
+                                      needed_evidence=[item for item in needed if screen(item, query) is None]))
+    return kept
 
-    rationale, model_verdict = _rationale(verifier_output)
-    model_verdict = decision.model_verdict or model_verdict
-    if model_verdict in VERDICT_WORDS and model_verdict != verdict:
-        reason = f"（{decision.summary}）" if decision.summary else ""
-        code_word, model_word = VERDICT_WORDS[verdict], VERDICT_WORDS[model_verdict]
-        rationale = f"系统按证据规则判定为“{code_word}”{reason}，与 Verifier 的“{model_word}”不同。{rationale}".strip()
-    return ComposerInput(
-        original_query=query or "", verdict=verdict, allowed_claims=allowed,
-        allowed_hypotheses=[] if verdict == "REJECT" else hypotheses, missing_info=gaps,
-        recommended_actions=actions, rationale=rationale,
-    )
+
+def _item_text(normalized: Mapping[str, Any] | None, name: str, index: int) -> str:
+    items = normalized.get(name) if isinstance(normalized, Mapping) else None
+    item = items[index] if isinstance(items, list) and 0 <= index < len(items) else None
+    if isinstance(item, str):
+        return item
+    if isinstance(item, Mapping):
+        return text_of(item, "hypothesis_text") or text_of(item, "action_text")
+    return ""
 
 
 def _objects(normalized: Mapping[str, Any] | None, name: str) -> list[dict[str, Any]]:
@@ -180,8 +263,10 @@ def _errors(gate_result: GatekeeperResult | Mapping[str, Any] | None) -> list[An
     return list(errors) if isinstance(errors, list) else []
 
 
-def _actions(normalized: Mapping[str, Any] | None, verdict: str, flagged: set[int]) -> list[ComposerAction]:
-    """Executor actions; under REJECT only evidence-gathering or review actions (§19.2.1); none a rule flagged."""
+def _actions(normalized: Mapping[str, Any] | None, verdict: str, flagged: set[int], query: str,
+             dropped: list[DroppedText]) -> list[ComposerAction]:
+    """Executor actions; under REJECT only evidence-gathering or review actions (§19.2.1); none a rule flagged, none
+    junk (a junk reason is left off, the action kept)."""
     actions: list[ComposerAction] = []
     seen: set[str] = set()
     for index, action in enumerate(_objects(normalized, "recommended_actions")):
@@ -192,8 +277,17 @@ def _actions(normalized: Mapping[str, Any] | None, verdict: str, flagged: set[in
             continue
         if verdict == "REJECT" and not EVIDENCE_ACTION.search(fold(text)):
             continue
+        why = screen(text, query)
+        if why is not None:
+            dropped.append(DroppedText(f"recommended_actions[{index}]", text, why))
+            continue
+        reason = " ".join(text_of(action, "reason").split())
+        why = screen(reason, query)
+        if why is not None:
+            dropped.append(DroppedText(f"recommended_actions[{index}].reason", reason, why))
+            reason = ""
         seen.add(fold(text))
-        actions.append(ComposerAction(action_text=text, reason=" ".join(text_of(action, "reason").split())))
+        actions.append(ComposerAction(action_text=text, reason=reason))
     return actions
 
 

@@ -12,8 +12,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from evigate.rules.answer.catalogue import CATALOGUE
+from evigate.rules.answer.catalogue import words as catalogue_words
 from evigate.rules.answer.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
 from evigate.rules.text.instructions import addresses_model
+from evigate.rules.text.junk import restates_question
 from evigate.rules.text.normalize import restates
 from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
 
@@ -21,48 +24,8 @@ Locale = Literal["zh", "en"]
 OUTPUT_TYPE_OF_VERDICT: dict[str, OutputType] = {
     "PASS": "NORMAL", "LOW_CONFID": "LOW_CONFID_WITH_DISCLAIMER", "REJECT": "DEGRADED",
 }
-TEMPLATES: dict[str, dict[str, str]] = {
-    "zh": {
-        "disclaimer": "以下结论基于当前已获取证据，仍存在部分证据缺口，请谨慎参考。",
-        "degraded": "当前无法基于已获取证据生成可靠结论，建议人工介入。",
-        "based_on": "根据已获取的证据：",
-        "confirmed": "已确认信息：",
-        "possible": "可能方向（尚未证实）：",
-        "inferred": "由证据推断（未直接观察到）：",
-        "gaps": "证据缺口：",
-        "current_gaps": "当前缺口：",
-        "next_steps": "建议下一步：",
-        "none": "（暂无）",
-        "unconfirmed_prefix": "待确认：",
-        "parse_failure": "本次诊断未能得到可用的结构化证据（执行器输出{status}），因此无法给出已确认的信息。",
-        "question": "您的问题：{query}",
-        "missing": "缺失",
-        "malformed": "格式错误",
-        "retry": "重新发起诊断，或补充更具体的问题描述",
-        "manual": "人工查看本次会话的工具调用记录",
-    },
-    "en": {
-        "disclaimer": "The following is based on the evidence gathered so far. Some evidence is still missing; "
-                      "please use it with care.",
-        "degraded": "A reliable conclusion cannot be drawn from the evidence gathered; human review is recommended.",
-        "based_on": "Based on the evidence gathered:",
-        "confirmed": "Confirmed information:",
-        "possible": "Possible directions (not confirmed):",
-        "inferred": "Inferred from the evidence (not directly observed):",
-        "gaps": "Evidence gaps:",
-        "current_gaps": "Current gaps:",
-        "next_steps": "Suggested next steps:",
-        "none": "(none)",
-        "unconfirmed_prefix": "Not yet confirmed: ",
-        "parse_failure": "This diagnosis produced no usable structured evidence (the executor output was {status}), "
-                         "so nothing can be reported as confirmed.",
-        "question": "Your question: {query}",
-        "missing": "missing",
-        "malformed": "malformed",
-        "retry": "Run the diagnosis again, or describe the problem more specifically",
-        "manual": "Review this session's tool invocation records by hand",
-    },
-}
+TEMPLATES = CATALOGUE
+"""The renderer's words come from the one catalogue (:mod:`evigate.rules.answer.catalogue`)."""
 BULLET = "• "
 _UNSAFE = str.maketrans({"{": "(", "}": ")", "[": "(", "]": ")", "`": "'", "|": "/", '"': "'", "#": "＃"})
 _TERMINATORS = re.compile(r"\s*[。！？!?\n\r]+\s*|(?<=[.;])\s+|；")
@@ -71,7 +34,7 @@ _UNDERLINE = re.compile(r"_{2,}")
 
 
 def _template(locale: str) -> dict[str, str]:
-    return TEMPLATES.get(locale, TEMPLATES["zh"])
+    return catalogue_words(locale)
 
 
 def _one_sentence(text: str) -> str:
@@ -89,6 +52,8 @@ def _line(composer_input: ComposerInput, text: str, material: str, prefix: str) 
     body = _one_sentence(text)
     if not body or addresses_model(body):
         return None  # text planted for the model never reaches the reader, whatever let it through
+    if composer_input.original_query and restates_question(body, composer_input.original_query):
+        return None  # the question again is no finding, gap or step (issue 18), whatever let it through
     if check_text(composer_input, body, material):
         body = prefix + body
         if check_text(composer_input, body, material):
@@ -105,10 +70,12 @@ def _section(
     return "\n".join([title, *(kept or [words["none"]])])
 
 
-def _actions(composer_input: ComposerInput) -> list[str]:
+def _actions(composer_input: ComposerInput, locale: str = "zh") -> list[str]:
     """Each action with its reason in brackets, unless the reason only repeats the action (small models copy it)."""
+    shape = _template(locale)["action_reason"]
     return [
-        f"{a.action_text}（{a.reason}）" if a.reason and not restates(a.reason, a.action_text) else a.action_text
+        shape.format(action=a.action_text, reason=a.reason) if a.reason and not restates(a.reason, a.action_text)
+        else a.action_text
         for a in composer_input.recommended_actions
     ]
 
@@ -128,7 +95,7 @@ def render_deterministic(composer_input: ComposerInput, *, locale: Locale = "zh"
             _section(composer_input, words["confirmed"], claims, material, locale),
             *inferred_blocks,
             _section(composer_input, words["gaps"], composer_input.missing_info, material, locale),
-            _section(composer_input, words["next_steps"], _actions(composer_input), material, locale),
+            _section(composer_input, words["next_steps"], _actions(composer_input, locale), material, locale),
         ])
     blocks = [_section(composer_input, words["based_on"] if verdict == "PASS" else words["confirmed"], claims,
                        material, locale), *inferred_blocks]
@@ -136,7 +103,7 @@ def render_deterministic(composer_input: ComposerInput, *, locale: Locale = "zh"
         possible = [hypothesis.hypothesis_text for hypothesis in composer_input.allowed_hypotheses]
         blocks.append(_section(composer_input, words["possible"], possible, material, locale))
     if composer_input.recommended_actions:
-        blocks.append(_section(composer_input, words["next_steps"], _actions(composer_input), material, locale))
+        blocks.append(_section(composer_input, words["next_steps"], _actions(composer_input, locale), material, locale))
     return "\n\n".join(blocks)
 
 

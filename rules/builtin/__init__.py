@@ -12,6 +12,7 @@ from evigate.rules.builtin.failed_invocation import FailedInvocation
 from evigate.rules.builtin.hallucination_phrases import HallucinationPhrases
 from evigate.rules.builtin.input_echo import InputEcho
 from evigate.rules.builtin.invocation_ref import InvocationRef
+from evigate.rules.builtin.junk_text import JunkText
 from evigate.rules.builtin.misattribution import Misattribution
 from evigate.rules.builtin.planted_instruction import PlantedInstruction
 from evigate.rules.builtin.question_echo import QuestionEcho
@@ -21,7 +22,7 @@ from evigate.rules.gate.base import Rule
 BUILTIN_RULES: tuple[type[Rule], ...] = (
     SchemaExecutorV2, InvocationRef, FailedInvocation, ExcerptSimilarity, Misattribution, InputEcho,
     HallucinationPhrases, EvidenceUtilization, EntityGrounding, ExternalEntity, QuestionEcho,
-    ActionEntityGrounding, PlantedInstruction, DestructiveCommand,
+    ActionEntityGrounding, JunkText, PlantedInstruction, DestructiveCommand,
 )
 RULE_CLASSES: dict[str, type[Rule]] = {rule.id: rule for rule in BUILTIN_RULES}
 """rule id → implementation; the rule index may only name ids found here."""

@@ -22,8 +22,9 @@ class ActionEntityGroundingParams(RuleParams):
 class ActionEntityGrounding(Rule):
     """Every service, error code, identifier, time and key value an action or a gap names occurs in this session.
 
-    Actions and gaps carry no required evidence, yet they are printed to the user as written. Each entity of
-    `recommended_actions[].action_text` / `.reason` and `missing_info[]` (see `claim.entity_grounding` for what an
+    Actions, gaps and hypotheses carry no required evidence, yet they are printed to the user as written. Each entity of
+    `recommended_actions[].action_text` / `.reason`, `missing_info[]` and `hypotheses[].hypothesis_text` / `.basis`
+    (not `.needed_evidence`, which may name what was not looked at yet; see `claim.entity_grounding` for what an
     entity is) is looked up in every invocation of the session — output, retrieval details, input, error — the
     trace summary and the user's query. An action naming something found nowhere ("重启 order-db-7") was invented:
     the item is dropped from the composer input and the answer. The verdict is not affected (`warn_only`): the
@@ -36,6 +37,8 @@ class ActionEntityGrounding(Rule):
     def validate(self, context: RuleContext, params: ActionEntityGroundingParams) -> list[RuleFinding]:
         findings: list[RuleFinding] = []
         for target, text, _ in iter_user_texts(context.data, params.fields):
+            if ".needed_evidence[" in target:
+                continue  # what a hypothesis still needs may name what was not looked at yet
             unknown = [
                 entity for entity in claim_entities(context, text)
                 if checked(entity, params.entity_kinds, params.min_bare_number_digits) and not entity.approximate

@@ -6,7 +6,14 @@ from pydantic import Field
 
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.session import iter_claims, text_of
-from evigate.rules.text.phrases import INTERROGATIVES, QUESTION_MARKS, is_question, question_words
+from evigate.rules.text.phrases import (
+    INTERROGATIVES,
+    QUESTION_MARKS,
+    QUESTION_OPENINGS,
+    is_question,
+    opens_with,
+    question_words,
+)
 
 
 class QuestionEchoParams(RuleParams):
@@ -14,6 +21,10 @@ class QuestionEchoParams(RuleParams):
     interrogatives: list[str] = Field(
         default_factory=lambda: list(INTERROGATIVES),
         description="words that make a sentence a question even without its question mark",
+    )
+    openings: list[str] = Field(
+        default_factory=lambda: list(QUESTION_OPENINGS),
+        description="English words that make a sentence a question when it opens with one (why, what, how …)",
     )
 
 
@@ -24,7 +35,8 @@ class QuestionEcho(Rule):
     `symptom` claim, its excerpt verbatim from the order, which a weak Verifier then called a direct observation).
     Such a claim passes every evidence check, so it is caught by its form: its text, stripped, ends with one of
     `questionMarks`, or it contains one of `interrogatives` (为什么, 是什么, 怎么回事 …; not 是否 or 如何, which fair
-    claims use). Restating the facts of the
+    claims use), or it opens with one of `openings` (why, what, how …: a restated question in English, measured
+    under "Confirmed information" in issue 18; not is / did, as 是否 is not). Restating the facts of the
     question is fine ("订单 456 支付失败，错误码为 ERR_DB_POOL_EXHAUSTED" confirms what the user reported). A
     question is no finding: LOW_CONFID-level, so the answer names gaps instead of presenting it as confirmed.
     """
@@ -36,8 +48,9 @@ class QuestionEcho(Rule):
         findings: list[RuleFinding] = []
         for index, claim in iter_claims(context.data):
             text = text_of(claim, "claim_text")
-            if is_question(text, params.question_marks, params.interrogatives):
-                asks = question_words(text, params.interrogatives)
+            if is_question(text, params.question_marks, params.interrogatives, params.openings):
+                opening = opens_with(text, params.openings)
+                asks = question_words(text, params.interrogatives) + ([opening] if opening else [])
                 detail = f" (asks with {', '.join(repr(word) for word in asks)})" if asks else ""
                 findings.append(
                     RuleFinding(f"claims[{index}].claim_text", f"a question is not a confirmed finding{detail}")

@@ -53,14 +53,32 @@ def _folded(words: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple((word, fold(word)) for word in words)
 
 
+QUESTION_OPENINGS = ("why", "how come", "how", "what", "which", "who", "where")
+"""English words that make a text a question when it opens with one (issue 18: "Why did order 456 fail" was shown
+under "Confirmed information"). Yes/no openings (is, did, can …) are left out, as 是否 is: "Is the pool too small"
+is a fair hypothesis."""
+
+
 def is_question(
     text: str,
     marks: tuple[str, ...] | list[str] = QUESTION_MARKS,
     interrogatives: tuple[str, ...] | list[str] = INTERROGATIVES,
+    openings: tuple[str, ...] | list[str] = QUESTION_OPENINGS,
 ) -> bool:
-    """Whether `text` asks rather than states: it ends with a question mark or carries an interrogative."""
+    """Whether `text` asks rather than states: it ends with a question mark, carries an interrogative, or opens
+    with an English question word."""
     stripped = text.strip()
-    return bool(stripped) and (stripped.endswith(tuple(marks)) or bool(question_words(stripped, interrogatives)))
+    return bool(stripped) and (stripped.endswith(tuple(marks)) or bool(question_words(stripped, interrogatives))
+                               or opens_with(stripped, openings) is not None)
+
+
+def opens_with(text: str, openings: tuple[str, ...] | list[str] = QUESTION_OPENINGS) -> str | None:
+    """The question word ``text`` opens with (whole word, any case), or None."""
+    folded = fold(text.lstrip(" \"'“‘(（"))
+    for word in openings:
+        if folded.startswith(word) and not folded[len(word):len(word) + 1].isalnum():
+            return word
+    return None
 
 
 def sentences(text: str) -> list[str]:

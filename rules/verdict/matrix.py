@@ -66,6 +66,8 @@ class VerdictDecision(BaseModel):
     label_sources: dict[str, LabelSource] = Field(
         default_factory=dict, description="claim id → who labelled it: code (confirmed quote), model, none (no check)")
     capped: dict[str, str] = Field(default_factory=dict, description="claim id → why code lowered the model's label")
+    off_topic: dict[str, str] = Field(
+        default_factory=dict, description="claim id → why it is not about the question: never shown as confirmed")
 
     @property
     def code_confirmed(self) -> list[str]:
@@ -123,6 +125,7 @@ def decide_verdict(
     code_checks: Mapping[str, ClaimCheck] | None = None,
     knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS,
     observations: Iterable[str] = (),
+    off_topic: Mapping[str, str] | None = None,
 ) -> VerdictDecision:
     """Decide PASS / LOW_CONFID / REJECT and the groundedness score; ``reasons`` name the matrix rows that fired.
 
@@ -131,7 +134,10 @@ def decide_verdict(
     Every label, code's or the model's, is then capped (``ceilings_of``) and overridden by fail-level Gatekeeper
     errors, so code-confirmed labels never make a verdict more favourable than §17 allows. ``observations`` are
     claims code added beside a capped claim (``add_excerpt_observations``): they are judged and shown like any claim,
-    but the verdict and score are never more favourable than without them. Never raises on data.
+    but the verdict and score are never more favourable than without them. ``off_topic`` (claim id → why,
+    ``off_topic_claims``) names claims that are not about the question: they are never shown as confirmed, and a
+    PASS needs a directly observed critical claim outside it (else LOW_CONFID, row ``off_topic``). Never raises on
+    data.
     """
     reasons: list[str] = []
     model = model_verdict if model_verdict in VERDICTS else None
@@ -212,6 +218,14 @@ def decide_verdict(
             reasons.append(f"claims added by code ({', '.join(sorted(added))}) do not lift the verdict: "
                            f"{own_verdict} without them")
             verdict, rows = own_verdict, own_rows
+    unrelated = {key: why for key, why in (off_topic or {}).items() if key in known}
+    reasons += [f"claim {key} is not about the question ({why}): never shown as confirmed"
+                for key, why in sorted(unrelated.items())]
+    if verdict == "PASS" and unrelated and not any(
+            effective[key] == "direct_observation" and key not in unrelated for key in critical_keys):
+        verdict, rows = "LOW_CONFID", [MatrixRow(code="off_topic", text=(
+            "§17 LOW_CONFID (issue 18): no directly observed critical claim is about the question; "
+            + "; ".join(f"{key}: {why}" for key, why in sorted(unrelated.items()))))]
     reasons[:0] = [row.text for row in rows]
     # The score, too, is the Executor's own claims': an added observation never raises it.
     scored = (own_critical or [key for key, _ in own_claims]) if added and own_claims else (
@@ -225,5 +239,5 @@ def decide_verdict(
         ignored_checks=ignored, claim_checks=chosen, excluded_claims=[k for k, _ in claims if k in excluded],
         failed_claims=[k for k, _ in claims if k in failed], critical_claims=critical_keys, parse_status="valid",
         gate_status=gate.status, summary=SUMMARY_OF[rows[0].code], rows=rows,
-        label_sources={key: sources.get(key, "none") for key, _ in claims}, capped=capped,
+        label_sources={key: sources.get(key, "none") for key, _ in claims}, capped=capped, off_topic=unrelated,
     )

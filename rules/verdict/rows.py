@@ -21,7 +21,7 @@ KEY_ENTITY_KINDS = frozenset({"service", "identifier", "error_code", "time"})
 ReasonCode = Literal[
     "parse_failed", "contradicted_critical", "external_root_cause", "external_entity", "forged_evidence",
     "gate_failed", "external_unknown", "overstated", "unsupported", "contradicted", "no_claims",
-    "no_direct_critical", "pass",
+    "no_direct_critical", "off_topic", "pass",
 ]
 class MatrixRow(BaseModel):
     """One §17 row that fired: a typed code (what control flow and the summary key on) and its text (the audit's)."""
@@ -51,6 +51,7 @@ SUMMARY_OF: dict[ReasonCode, str] = {
     "contradicted": "部分说法与工具证据相矛盾",
     "no_claims": "没有可确认的说法",
     "no_direct_critical": "关键说法缺少直接证据",
+    "off_topic": "直接观察到的关键说法都与所问的问题无关",
     "pass": "关键说法均有直接证据",
 }
 """The deciding row in words a Composer may repeat: no claim ids, no rule ids, no entities."""

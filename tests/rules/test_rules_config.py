@@ -32,6 +32,7 @@ def test_shipped_rules_match_the_registry_and_the_issue() -> None:
         "claim.external_entity": "reject_on_fail",
         "claim.question_echo": "low_confid_on_fail",
         "action.entity_grounding": "warn_only",
+        "action.junk_text": "warn_only",
         "action.planted_instruction": "reject_on_fail",
         "action.destructive_command": "warn_only",
     }

@@ -1,0 +1,75 @@
+"""action.junk_text — a hypothesis, gap or action the user would read says something this session looked at."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from evigate.rules.gate.actions import iter_user_texts
+from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.gate.session import SessionIndex, text_of
+from evigate.rules.text.junk import junk_reason, junk_settings, names_evidence
+
+
+class JunkTextParams(RuleParams):
+    """Values come from rules/metadata/action.junk_text.yaml; thresholds from rules/text/junk.yaml."""
+
+    fields: list[str] = Field(min_length=1)
+    checked_keys: list[str] = Field(
+        min_length=1, description="the keys of an item that must say something; others (a reason) are only shown")
+    require_basis: bool = Field(description="a hypothesis needs a basis that names evidence of this session")
+
+
+class JunkText(Rule):
+    """Hypotheses, gaps and actions reach the answer as written, so they pass the junk checks of
+    ``evigate.rules.text.junk`` (issue 18): no unit written three times in a row ("订单 456 456 456"), no phrase
+    written over and over ("补足证据是补足证据的必要步骤"), not the question restated, and not content-free — each
+    names an entity, or a content term that occurs in this session's evidence, inputs or question ("立即联系客服"
+    names nothing). A hypothesis also needs a `basis` naming an entity a tool returned, or a few terms a tool
+    returned that the question does not already say, or must itself name an entity a tool returned; otherwise it
+    is a guess ("用户收不到通知短信可能是由于网络问题或服务中断导致的"). An item that fails is dropped from the
+    composer input and the answer, and the finding is the audit's record of why. The verdict is not affected
+    (`warn_only`): the claims decide it.
+    """
+
+    id = "action.junk_text"
+    Params = JunkTextParams
+
+    def validate(self, context: RuleContext, params: JunkTextParams) -> list[RuleFinding]:
+        findings: list[RuleFinding] = []
+        settings = junk_settings()
+        session = context.session
+        everything: str | None = None
+        flagged: set[str] = set()
+        for target, text, item in iter_user_texts(context.data, params.fields):
+            key = target.rsplit(".", 1)[-1] if "." in target else ""
+            item_path = target.split(".", 1)[0]
+            if item_path in flagged or (key and key not in params.checked_keys):
+                continue
+            if everything is None:  # built once, only when there is something to check
+                everything = _session_text(session)
+            why = junk_reason(text, session.query, everything, settings)
+            if why is None and key == "hypothesis_text" and params.require_basis and item is not None:
+                basis, returned = text_of(item, "basis"), _returned_text(session)
+                # An entity a tool returned, named in the hypothesis itself, grounds it as well as its basis would.
+                if not (names_evidence(basis, returned, session.query, settings)
+                        or names_evidence(text, returned, session.query, settings.entities_only())):
+                    why = "an ungrounded guess: its basis names no evidence this session's tools returned"
+            if why is not None:
+                flagged.add(item_path)
+                findings.append(RuleFinding(target, f"{why}: '{text[:120]}'"))
+        return findings
+
+
+def _returned_text(session: SessionIndex) -> str:
+    """What this session's successful invocations returned (never their inputs or the question)."""
+    return "\n".join(part for view in session.in_session if view.success
+                     for part in (view.raw_preview, view.raw_details) if part)
+
+
+def _session_text(session: SessionIndex) -> str:
+    """Everything of this session a user text may name: outputs, inputs, errors, trace summaries, the question."""
+    parts = [view.raw_preview for view in session.in_session]
+    parts += [part for view in session.in_session for part in view.raw_extras]
+    parts += [f"{entry.input_summary}\n{entry.output_summary}" for entry in session.trace]
+    parts.append(session.query)
+    return "\n".join(part for part in parts if part)

@@ -1,0 +1,232 @@
+"""Junk checks: what a user reads (hypotheses, gaps, actions, the Composer's prose) must say something (issue 18).
+
+One definition, used by the Gatekeeper rule ``action.junk_text``, by the Composer input builder, by the output guard
+and by the benchmark's junk metric:
+
+- a **repetition**: one unit (a word, a number, a CJK character, or a phrase of a few of them) written
+  ``minRun`` times in a row ("订单 456 456 456 456"), or one phrase written over and over so that it is most of the
+  text ("补足证据（补足证据是补足证据的必要步骤，需要补足证据缺口，）");
+- an **echo**: the question restated, whole or a fragment of it ("库存服务报了什么错，");
+- **content-free**: a text that names no entity and none of whose content terms occurs in the session
+  ("立即联系客服", "contact support immediately"): advice that names nothing this diagnosis looked at;
+- an **ungrounded guess**: a hypothesis whose basis names no entity a tool returned and fewer than ``minBasisTerms``
+  terms a tool returned that the question does not already say.
+
+Thresholds and the generic vocabulary live in ``junk.yaml`` beside this module. Pure code: texts in, reasons out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from evigate.rules.text.entities import entity_occurs, extract_entities
+from evigate.rules.text.normalize import compact, fold, weight
+from evigate.rules.text.phrases import is_question
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[._\-][a-z0-9]+)*|[\u3400-\u9fff\uf900-\ufaff]")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{2,}")
+_WORD = re.compile(r"[a-z][a-z0-9]*(?:[_\-.][a-z0-9]+)*")
+_EDGES = " \t\r\n,，.。;；:：!！?？、()（）[]【】\"'“”‘’"
+
+
+@dataclass(frozen=True)
+class JunkSettings:
+    """``junk.yaml``: see the comments there."""
+
+    min_run: int
+    max_unit_tokens: int
+    min_phrase_weight: int
+    min_phrase_repeats: int
+    min_repeated_share: float
+    echo_share: float
+    min_echo_weight: int
+    min_basis_terms: int
+    min_word_chars: int
+    generic_words: frozenset[str]
+
+    def entities_only(self) -> JunkSettings:
+        """These settings with no number of terms enough to name evidence: only an entity does."""
+        return replace(self, min_basis_terms=10**6)
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any]) -> JunkSettings:
+        generic = data.get("genericWords") or {}
+        words = frozenset(fold(str(word)) for group in generic.values() for word in group or ())
+        return cls(
+            min_run=int(data["minRun"]), max_unit_tokens=int(data["maxUnitTokens"]),
+            min_phrase_weight=int(data["minPhraseWeight"]), min_phrase_repeats=int(data["minPhraseRepeats"]),
+            min_repeated_share=float(data["minRepeatedShare"]), echo_share=float(data["echoShare"]),
+            min_echo_weight=int(data["minEchoWeight"]), min_basis_terms=int(data["minBasisTerms"]),
+            min_word_chars=int(data["minWordChars"]), generic_words=words,
+        )
+
+
+@lru_cache(maxsize=1)
+def junk_settings() -> JunkSettings:
+    """The shipped thresholds (``junk.yaml``, read once)."""
+    text = resources.files("evigate.rules.text").joinpath("junk.yaml").read_text("utf-8")
+    return JunkSettings.from_mapping(yaml.safe_load(text))
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(fold(text))
+
+
+def _token_weight(tokens: Iterable[str]) -> int:
+    return weight("".join(tokens))
+
+
+def repeated_run(text: str, settings: JunkSettings | None = None) -> str | None:
+    """The unit written ``minRun`` or more times in a row, or None."""
+    settings = settings or junk_settings()
+    tokens = _tokens(text)
+    for size in range(1, settings.max_unit_tokens + 1):
+        for start in range(0, len(tokens) - size * settings.min_run + 1):
+            unit = tokens[start:start + size]
+            if all(tokens[start + k * size:start + (k + 1) * size] == unit for k in range(1, settings.min_run)):
+                return " ".join(unit) if any(token.isascii() for token in unit) else "".join(unit)
+    return None
+
+
+def repeated_phrase(text: str, settings: JunkSettings | None = None) -> str | None:
+    """A heavy phrase written ``minPhraseRepeats`` times that is ``minRepeatedShare`` of the text, or None."""
+    settings = settings or junk_settings()
+    tokens = _tokens(text)
+    total = _token_weight(tokens)
+    if not total:
+        return None
+    best: tuple[int, str] | None = None
+    for size in range(2, settings.max_unit_tokens + 1):
+        counts: dict[tuple[str, ...], list[int]] = {}
+        for start in range(len(tokens) - size + 1):
+            key = tuple(tokens[start:start + size])
+            starts = counts.setdefault(key, [])
+            if not starts or start >= starts[-1] + size:  # non-overlapping occurrences only
+                starts.append(start)
+        for key, starts in counts.items():
+            unit_weight = _token_weight(key)
+            if len(starts) < settings.min_phrase_repeats or unit_weight < settings.min_phrase_weight:
+                continue
+            covered = unit_weight * len(starts)
+            if covered >= settings.min_repeated_share * total and (best is None or covered > best[0]):
+                best = (covered, " ".join(key) if key[0].isascii() else "".join(key))
+    return best[1] if best else None
+
+
+def echoes(text: str, query: str, settings: JunkSettings | None = None) -> bool:
+    """Whether ``text`` is the question restated: most of it made of pieces of the question (a whole echo, a
+    fragment of it ending in "，", or the question with a word or two changed)."""
+    settings = settings or junk_settings()
+    core, asked = compact(fold(text.strip(_EDGES))), compact(fold(query))
+    if not core or not asked or weight(core) < settings.min_echo_weight:
+        return False
+    if core in asked:
+        return True
+    blocks = SequenceMatcher(None, core, asked, autojunk=False).get_matching_blocks()
+    shared = sum(weight(core[block.a:block.a + block.size]) for block in blocks if block.size >= 2)
+    return shared >= settings.echo_share * weight(core)
+
+
+def restates_question(sentence: str, query: str, settings: JunkSettings | None = None) -> bool:
+    """Whether a sentence is the whole question again (each mostly made of the other), not a fragment of it that
+    an answer may name as its subject ("关于订单 123 支付失败：…"); only when the user asked a question."""
+    settings = settings or junk_settings()
+    # A report ("订单 123 支付失败，错误码 ERR_TIMEOUT") restated is a confirmation of it, not its question.
+    return is_question(query) and echoes(sentence, query, settings) and echoes(query, sentence, settings)
+
+
+def repetition(text: str, settings: JunkSettings | None = None) -> str | None:
+    """Why ``text`` is a degenerate repetition (a run, or one phrase over and over), or None."""
+    settings = settings or junk_settings()
+    unit = repeated_run(text, settings)
+    if unit is not None:
+        return f"repeats “{unit[:40]}” {settings.min_run}+ times in a row"
+    phrase = repeated_phrase(text, settings)
+    return f"filler: “{phrase[:40]}” written over and over" if phrase is not None else None
+
+
+def content_terms(text: str, settings: JunkSettings | None = None) -> set[str]:
+    """The text's content terms: CJK bigrams and ASCII words (``minWordChars``+), none of them generic."""
+    settings = settings or junk_settings()
+    folded = fold(text)
+    generic = settings.generic_words
+    terms: set[str] = set()
+    for run in _CJK_RUN.findall(folded):
+        # A bigram inside a generic word ("联系", "客服" in "联系客服") carries nothing; one across two words is noise
+        # that evidence rarely holds.
+        skip = {index for word in generic if not word.isascii() for index in _starts(run, word, len(word))}
+        terms.update(run[i:i + 2] for i in range(len(run) - 1) if i not in skip)
+    for word in _WORD.findall(folded):
+        # A compound (payment-service, err_timeout) is one term: its parts ("err") would match unrelated codes.
+        if len(word) >= settings.min_word_chars and word not in generic:
+            terms.add(word)
+    return terms
+
+
+def _starts(run: str, word: str, size: int) -> set[int]:
+    """Bigram start positions covered by ``word`` inside ``run``."""
+    found: set[int] = set()
+    at = run.find(word)
+    while at >= 0:
+        found.update(range(at, at + size - 1))
+        at = run.find(word, at + 1)
+    return found
+
+
+def _grounded_terms(terms: Iterable[str], haystack: str) -> set[str]:
+    return {term for term in terms if (term in haystack if not term.isascii() else _has_word(term, haystack))}
+
+
+def _has_word(word: str, haystack: str) -> bool:
+    return re.search(rf"(?<![a-z0-9]){re.escape(word)}", haystack) is not None
+
+
+def _named_entities(text: str) -> list[Any]:
+    return [entity for entity in extract_entities(text) if entity.is_key_value and not entity.approximate]
+
+
+def content_free(text: str, session_text: str, settings: JunkSettings | None = None) -> bool:
+    """Whether ``text`` names nothing: no entity, and no content term of it occurs in ``session_text`` (the
+    session's evidence, inputs and question, joined)."""
+    settings = settings or junk_settings()
+    if _named_entities(text):
+        # A service, code or id is a subject: whether the session holds it is action.entity_grounding's business
+        # (a next step may name what was not looked at yet: "查询 redis-cluster 的 expired_keys 指标").
+        return False
+    return not _grounded_terms(content_terms(text, settings), fold(session_text))
+
+
+def names_evidence(basis: str, returned_text: str, query: str = "", settings: JunkSettings | None = None) -> bool:
+    """Whether a hypothesis's ``basis`` names evidence of this session: an entity a tool returned, or
+    ``minBasisTerms`` content terms a tool returned that the question does not already say."""
+    settings = settings or junk_settings()
+    if any(entity_occurs(entity, returned_text) for entity in _named_entities(basis)):
+        return True
+    asked = content_terms(query, settings)
+    found = _grounded_terms(content_terms(basis, settings) - asked, fold(returned_text))
+    return len(found) >= settings.min_basis_terms
+
+
+def junk_reason(text: str, query: str = "", session_text: str | None = None,
+                settings: JunkSettings | None = None) -> str | None:
+    """Why ``text`` is no fit thing to show a user, or None. ``session_text`` (when given) enables the
+    content-free check; without it only repetition and echo are judged."""
+    settings = settings or junk_settings()
+    if not text.strip():
+        return None
+    why = repetition(text, settings)
+    if why is not None:
+        return why
+    if query and echoes(text, query, settings):
+        return "restates the question"
+    if session_text is not None and content_free(text, session_text, settings):
+        return "content-free: names nothing this session's evidence or question holds"
+    return None

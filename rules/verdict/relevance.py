@@ -1,0 +1,128 @@
+"""off_topic_claims: a confirmed claim must be about the question (issue 18, docs/confirmation.md §4e).
+
+A true line of another incident is still true: quoted verbatim, code confirms it and a Verifier calls it observed.
+Measured on the 0.5B default: "query_logs（notification-service）返回：by error_code: ERR_SMS_PROVIDER=67" was 已确认
+in two answers to payment questions, and the answers were NORMAL. So code asks a second question of every claim:
+is it about what the user asked?
+
+A claim is about the question when the claim, its cited excerpts or the call it quotes name
+
+1. one of the question's anchors (its services, error codes, ids, order numbers; ``question_anchors``);
+2. one of the question's content terms (CJK bigrams, ASCII words; generic advice and time words excepted,
+   ``rules/text/junk.yaml``), so a question by symptom ("收不到短信", "rate limited") can be answered; or
+3. an entity that this session's evidence **links** to the question: an id, code or service of the claim that one
+   returned line names together with an anchor or a content term of the question (the same trace id on a line
+   naming the question's service; an error code a runbook line explains in the question's words).
+
+Any other claim is context at most: never shown as confirmed, and a NORMAL answer needs a directly observed critical
+claim that is about the question (``decide_verdict(off_topic=)``). With no question, nothing is judged. Pure code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from evigate.rules.gate.session import SessionIndex, binding_ids, claim_key, iter_bindings, iter_claims, text_of
+from evigate.rules.text.entities import entity_occurs, extract_entities
+from evigate.rules.text.entity import Entity
+from evigate.rules.text.junk import content_terms, junk_settings
+from evigate.rules.text.normalize import fold
+from evigate.rules.verdict.anchor_observations import names_record, question_anchors
+from evigate.rules.verdict.confirmation import is_knowledge_tool
+
+LINK_KINDS = frozenset({"identifier", "error_code", "service", "address"})
+"""Entities of a claim through which a returned line can tie it to the question (not times or counts)."""
+OFF_TOPIC_WHY = "not about the question: it names none of its services, ids, codes or terms, nor anything the " \
+                "evidence links to them"
+NO_KEYS_WHY = "the question names nothing a claim could be about (no service, id, code or content term)"
+
+
+def _occurs(anchor: Entity, text: str) -> bool:
+    if anchor.kind == "number":
+        return names_record(anchor.exact or anchor.text, text)
+    return entity_occurs(anchor, text)
+
+
+def _has_term(terms: Iterable[str], folded: str) -> bool:
+    for term in terms:
+        if term.isascii():
+            at = folded.find(term)
+            while at >= 0:
+                if at == 0 or not folded[at - 1].isalnum():
+                    return True
+                at = folded.find(term, at + 1)
+        elif term in folded:
+            return True
+    return False
+
+
+class QuestionKeys:
+    """The question's anchors and content terms, and what a text must name to be about it."""
+
+    def __init__(self, query: str) -> None:
+        self.anchors = question_anchors(query)
+        self.terms = content_terms(query, junk_settings())
+
+    def __bool__(self) -> bool:
+        return bool(self.anchors or self.terms)
+
+    def named_in(self, text: str) -> bool:
+        return any(_occurs(anchor, text) for anchor in self.anchors) or _has_term(self.terms, fold(text))
+
+
+def _claim_side(claim: Mapping[str, Any], session: SessionIndex) -> tuple[str, list[str]]:
+    """The claim's text with its cited excerpts, and the arguments of every evidence call it cites (what the call
+    was about: query_logs for payment-service returns payment-service's lines, whether or not a line says so)."""
+    parts = [text_of(claim, "claim_text")]
+    inputs: list[str] = []
+    for _, binding in iter_bindings(claim):
+        parts.append(text_of(binding, "evidence_excerpt"))
+        for view in session.resolve(binding_ids(binding)):
+            if view.success and view.invocation.input and not is_knowledge_tool(view.tool_name):
+                inputs.append(" ".join(f"{key}={value}" for key, value in view.invocation.input.items()))
+    return "\n".join(part for part in parts if part), inputs
+
+
+def _returned_lines(session: SessionIndex) -> list[str]:
+    return [line for view in session.in_session if view.success
+            for part in (view.raw_preview, view.raw_details) if part for line in part.splitlines() if line.strip()]
+
+
+def _linked(side: str, keys: QuestionKeys, lines: list[str]) -> bool:
+    entities = [entity for entity in extract_entities(side) if entity.kind in LINK_KINDS]
+    for entity in entities:
+        for line in lines:
+            if entity_occurs(entity, line) and keys.named_in(line):
+                return True
+    return False
+
+
+def off_topic_claims(normalized: Mapping[str, Any] | None, session: SessionIndex, query: str | None = None
+                     ) -> dict[str, str]:
+    """Claim id → why it is not about the question, for every claim that is not (see the module docstring).
+
+    ``query`` defaults to the session's. Empty when there is no question; every claim when the question names
+    nothing at all."""
+    query = session.query if query is None else query
+    if not query or not query.strip():
+        return {}
+    keys = QuestionKeys(query)
+    lines: list[str] | None = None
+    off: dict[str, str] = {}
+    for index, claim in iter_claims(normalized):
+        key = claim_key(claim, index)
+        if not keys:
+            off[key] = NO_KEYS_WHY
+            continue
+        side, inputs = _claim_side(claim, session)
+        # Only the anchors (a service, an id, a code) of a call's arguments count: a free-text query argument may
+        # hold the question's own words, which says nothing about what the call returned.
+        if keys.named_in(side) or any(_occurs(anchor, text) for anchor in keys.anchors for text in inputs):
+            continue
+        if lines is None:
+            lines = _returned_lines(session)
+        if not _linked(side, keys, lines):
+            off[key] = OFF_TOPIC_WHY
+    return off
+
