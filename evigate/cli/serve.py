@@ -13,6 +13,7 @@ from rich.console import Console
 from evigate.cli.app import app
 from evigate.cli.terminal import print_error
 from evigate.errors import EvigateError
+from evigate.serve.limits import MAX_BODY_BYTES, MAX_QUERY_CHARS
 
 err = Console(stderr=True, soft_wrap=True)  # log lines: never wrapped mid-word
 
@@ -23,7 +24,10 @@ def serve(
     port: int = typer.Option(8080, "--port", min=1, max=65535),
     workers: int = typer.Option(1, "--workers", min=1, help="sessions run at once (one program each)"),
     queue_size: int = typer.Option(8, "--queue", min=0, help="requests waiting for a worker; past it: 503"),
-    max_body_kb: int = typer.Option(16, "--max-body-kb", min=1, help="request body limit; past it: 413"),
+    max_body_kb: int = typer.Option(
+        -(-MAX_BODY_BYTES // 1024), "--max-body-kb", min=1,
+        help=f"request body limit; past it: 413 (the default fits a {MAX_QUERY_CHARS:,}-character query, escaped)",
+    ),
     graceful: float = typer.Option(30.0, "--graceful-seconds", min=0, help="on SIGTERM: wait this long for sessions"),
     settings: Path | None = typer.Option(None, "--settings", "-s", help="settings YAML"),
     database: str | None = typer.Option(None, "--database", "-d", help="DuckDB file or postgresql:// URL"),
