@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
-import threading
 from pathlib import Path
 
 import typer
@@ -35,9 +33,9 @@ def serve(
 ) -> None:
     """Serve diagnoses over HTTP: POST /v1/diagnoses, GET /v1/sessions/{id}, GET /healthz, /docs."""
     from evigate.cli.diagnose import build_program
-    from evigate.serve.app import ServeOptions, create_app
+    from evigate.serve.app import ServeOptions
     from evigate.serve.pool import DiagnosisPool
-    from evigate.serve.runner import TOKEN_ENV, Server, check_address, uvicorn_config
+    from evigate.serve.runner import TOKEN_ENV, check_address, serve_pool
 
     token = os.environ.get(TOKEN_ENV) or None
     try:
@@ -48,22 +46,10 @@ def serve(
     except EvigateError as exc:
         print_error(err, exc)
         raise typer.Exit(2) from None
-    def stopped(interrupted: list[str]) -> None:
-        pool.close()  # uvicorn re-raises SIGTERM once it returns: close the stores now, while we still run
-        marked = f"; marked interrupted: {', '.join(interrupted)}" if interrupted else ""
-        err.print(f"evigate serve stopped{marked}")
 
-    options = ServeOptions(token=token, max_body_bytes=max_body_kb * 1024, shutdown_wait_s=min(5.0, graceful),
-                           on_shutdown=stopped)
-    server = Server(uvicorn_config(create_app(pool, options), host, port, graceful), on_exit=pool.stop_admitting)
+    options = ServeOptions(token=token, max_body_bytes=max_body_kb * 1024, shutdown_wait_s=min(5.0, graceful))
     auth = "bearer token required" if token else "no auth (loopback only)"
     err.print(f"evigate serve on http://{host}:{port} · {workers} worker(s), queue {queue_size} · {auth} · /docs")
-    server.run()
-    if not server.started:
+    if not serve_pool(pool, options, host=host, port=port, graceful_s=graceful, log=err.print):
         print_error(err, f"could not serve on {host}:{port} (see the message above)")
         raise typer.Exit(2)
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
-        # A model call of an interrupted session cannot be cancelled; its session is marked, do not wait for it.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)

@@ -1,13 +1,20 @@
 """Running the API under uvicorn: address policy, graceful shutdown, and a server a test can start and stop.
 
-Shutdown (SIGTERM / SIGINT, or ``stop()``): the pool stops admitting at once (requests still queued get 503, they
-never started a session), uvicorn stops accepting and waits up to ``graceful_s`` for requests in flight, then the
-app's lifespan shuts the pool down — sessions that still run after that are marked ``interrupted``.
+Shutdown (SIGTERM / SIGINT, or ``stop()``): the pool stops admitting at once and refuses the requests still
+queued (503 with ``Retry-After``, or a final ``error`` event on a stream: they never started a session); running
+sessions get ``graceful_s`` to finish, then the pool marks them ``interrupted`` and answers their requests the same
+way. uvicorn stops accepting and waits a little longer than ``graceful_s`` (:data:`RESPONSE_MARGIN_S`), so every
+response is written before uvicorn would cancel a request (which logs a CancelledError traceback and answers a
+plain-text 500); then the app's lifespan closes the pool.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
+import math
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -17,8 +24,11 @@ from typing import Any
 import uvicorn
 
 from evigate.errors import ConfigError
+from evigate.serve.app import ServeOptions, create_app
 
 TOKEN_ENV = "EVIGATE_API_TOKEN"
+RESPONSE_MARGIN_S = 2
+"""uvicorn's own grace exceeds the pool's by this much: time to write the answers of interrupted requests."""
 
 
 def is_loopback(host: str) -> bool:
@@ -46,10 +56,15 @@ def uvicorn_config(app: Any, host: str, port: int, graceful_s: float) -> uvicorn
         port=port,
         log_level="warning",
         access_log=False,
-        timeout_graceful_shutdown=max(1, round(graceful_s)),
+        timeout_graceful_shutdown=math.ceil(graceful_s) + RESPONSE_MARGIN_S,
         lifespan="on",
         server_header=False,
     )
+
+
+def shutdown_hook(pool: Any, graceful_s: float) -> Callable[[], None]:
+    """What the server calls the moment shutdown begins: refuse the queue now, interrupt after ``graceful_s``."""
+    return lambda: pool.stop_admitting(interrupt_after_s=graceful_s)
 
 
 class Server(uvicorn.Server):
@@ -63,6 +78,30 @@ class Server(uvicorn.Server):
         if self.on_exit is not None:
             self.on_exit()
         super().handle_exit(sig, frame)
+
+
+def serve_pool(pool: Any, options: ServeOptions, *, host: str, port: int, graceful_s: float,
+               log: Callable[[str], None]) -> bool:
+    """Serve ``pool`` in this (main) thread until SIGTERM / SIGINT: what `evigate serve` runs. False: it could not
+    start (uvicorn logged why). The pool's stores are closed once it has shut down."""
+
+    def stopped(interrupted: list[str]) -> None:
+        pool.close()  # uvicorn re-raises SIGTERM once it returns: close the stores now, while we still run
+        marked = f"; marked interrupted: {', '.join(interrupted)}" if interrupted else ""
+        log(f"evigate serve stopped{marked}")
+
+    app = create_app(pool, dataclasses.replace(options, on_shutdown=stopped))
+    server = Server(uvicorn_config(app, host, port, graceful_s), on_exit=shutdown_hook(pool, graceful_s))
+    server.run()
+    if server.started and any(
+        thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+        if thread is not threading.main_thread()
+    ):
+        # A model call of an interrupted session cannot be cancelled; its session is marked, do not wait for it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    return server.started
 
 
 class ThreadedServer:

@@ -12,7 +12,7 @@ from evigate.modules.program import DiagnosisProgram
 from evigate.optimize.ui import free_port
 from evigate.serve.app import ServeOptions, create_app
 from evigate.serve.pool import DiagnosisPool
-from evigate.serve.runner import ThreadedServer
+from evigate.serve.runner import ThreadedServer, shutdown_hook
 from tests.modules.scripted import ScriptedComposer, ScriptedExecutor, ScriptedPlanner, ScriptedVerifier
 from tests.modules.test_program_routing import good_claims
 
@@ -53,7 +53,8 @@ def start_server(private_world: Path) -> Iterator[Callable[..., ThreadedServer]]
         factory = factory or scripted_factory(private_world, sleep_s=sleep_s, verdicts=verdicts)
         pool = DiagnosisPool(factory, workers=workers, queue_size=queue_size)
         app = create_app(pool, ServeOptions(**options))
-        server = ThreadedServer(app, port=free_port(), graceful_s=graceful_s, on_exit=pool.stop_admitting).start()
+        server = ThreadedServer(app, port=free_port(), graceful_s=graceful_s, on_exit=shutdown_hook(pool, graceful_s))
+        server.start()
         server.pool = pool  # type: ignore[attr-defined]
         server.database = private_world  # type: ignore[attr-defined]
         started.append((server, pool))
