@@ -11,7 +11,7 @@ from rich.console import Console
 from evigate.cli.app import app
 from evigate.cli.terminal import print_error
 from evigate.errors import EvigateError
-from evigate.serve.limits import MAX_BODY_BYTES, MAX_QUERY_CHARS
+from evigate.serve.limits import MAX_BODY_BYTES, MAX_CONNECTIONS, MAX_QUERY_CHARS
 
 err = Console(stderr=True, soft_wrap=True)  # log lines: never wrapped mid-word
 
@@ -26,6 +26,10 @@ def serve(
         -(-MAX_BODY_BYTES // 1024), "--max-body-kb", min=1,
         help=f"request body limit; past it: 413 (the default fits a {MAX_QUERY_CHARS:,}-character query, escaped)",
     ),
+    max_connections: int = typer.Option(
+        MAX_CONNECTIONS, "--max-connections", min=1,
+        help="open connections at most; past it the one stalling longest on its headers is shed (else 503)",
+    ),
     graceful: float = typer.Option(30.0, "--graceful-seconds", min=0, help="on SIGTERM: wait this long for sessions"),
     settings: Path | None = typer.Option(None, "--settings", "-s", help="settings YAML"),
     database: str | None = typer.Option(None, "--database", "-d", help="DuckDB file or postgresql:// URL"),
@@ -35,11 +39,12 @@ def serve(
     from evigate.cli.diagnose import build_program
     from evigate.serve.app import ServeOptions
     from evigate.serve.pool import DiagnosisPool
-    from evigate.serve.runner import TOKEN_ENV, check_address, serve_pool
+    from evigate.serve.runner import TOKEN_ENV, check_address, reserve_descriptors, serve_pool
 
     token = os.environ.get(TOKEN_ENV) or None
     try:
         check_address(host, token)
+        reserve_descriptors(max_connections)
         pool = DiagnosisPool(
             lambda: build_program(settings, database, program_dir), workers=workers, queue_size=queue_size
         )
@@ -50,6 +55,7 @@ def serve(
     options = ServeOptions(token=token, max_body_bytes=max_body_kb * 1024, shutdown_wait_s=min(5.0, graceful))
     auth = "bearer token required" if token else "no auth (loopback only)"
     err.print(f"evigate serve on http://{host}:{port} · {workers} worker(s), queue {queue_size} · {auth} · /docs")
-    if not serve_pool(pool, options, host=host, port=port, graceful_s=graceful, log=err.print):
+    if not serve_pool(pool, options, host=host, port=port, graceful_s=graceful, log=err.print,
+                      max_connections=max_connections):
         print_error(err, f"could not serve on {host}:{port} (see the message above)")
         raise typer.Exit(2)

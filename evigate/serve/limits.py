@@ -22,6 +22,12 @@ MAX_BODY_BYTES = MAX_QUERY_CHARS * MAX_ESCAPED_CHAR_BYTES + 1024
 """The default body limit: a query of MAX_QUERY_CHARS characters fits however a client escapes it (plus the
 locale and JSON punctuation), and a body is still bounded (48 KiB)."""
 
+HEADER_TIMEOUT_S = 10.0
+"""A request's headers must arrive within this long (evigate/serve/protocol.py)."""
+
+MAX_CONNECTIONS = 256
+"""Open connections at most, each one a file descriptor (evigate/serve/protocol.py)."""
+
 BODY_READ_TIMEOUT_S = 30.0
 """A body must arrive within this long after its headers (a slow client cannot hold a connection and a buffer)."""
 

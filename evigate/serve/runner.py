@@ -14,6 +14,7 @@ import dataclasses
 import ipaddress
 import math
 import os
+import resource
 import sys
 import threading
 import time
@@ -25,10 +26,14 @@ import uvicorn
 
 from evigate.errors import ConfigError
 from evigate.serve.app import ServeOptions, create_app
+from evigate.serve.limits import HEADER_TIMEOUT_S, MAX_CONNECTIONS
+from evigate.serve.protocol import guarded_protocol
 
 TOKEN_ENV = "EVIGATE_API_TOKEN"
 RESPONSE_MARGIN_S = 2
 """uvicorn's own grace exceeds the pool's by this much: time to write the answers of interrupted requests."""
+SPARE_DESCRIPTORS = 128
+"""File descriptors beyond the connections: audit files, model files, logs, a model server's connections."""
 
 
 def is_loopback(host: str) -> bool:
@@ -49,17 +54,33 @@ def check_address(host: str, token: str | None) -> None:
         )
 
 
-def uvicorn_config(app: Any, host: str, port: int, graceful_s: float) -> uvicorn.Config:
+def uvicorn_config(app: Any, host: str, port: int, graceful_s: float, *, max_connections: int = MAX_CONNECTIONS,
+                   header_timeout_s: float = HEADER_TIMEOUT_S) -> uvicorn.Config:
     return uvicorn.Config(
         app,
         host=host,
         port=port,
+        http=guarded_protocol(header_timeout_s, max_connections),  # slow clients: see evigate/serve/protocol.py
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=math.ceil(graceful_s) + RESPONSE_MARGIN_S,
         lifespan="on",
         server_header=False,
     )
+
+
+def reserve_descriptors(max_connections: int) -> None:
+    """Raise this process's open-file limit to fit ``max_connections`` (up to the hard limit), or refuse to start:
+    a server that runs out of descriptors (EMFILE) can no longer accept anyone."""
+    needed = max_connections + SPARE_DESCRIPTORS
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            raise ConfigError(
+                f"--max-connections {max_connections} needs {needed} open files but the limit is {hard} "
+                f"(ulimit -Hn); lower --max-connections to at most {max(1, hard - SPARE_DESCRIPTORS)}"
+            )
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
 def shutdown_hook(pool: Any, graceful_s: float) -> Callable[[], None]:
@@ -81,9 +102,10 @@ class Server(uvicorn.Server):
 
 
 def serve_pool(pool: Any, options: ServeOptions, *, host: str, port: int, graceful_s: float,
-               log: Callable[[str], None]) -> bool:
+               log: Callable[[str], None], max_connections: int = MAX_CONNECTIONS) -> bool:
     """Serve ``pool`` in this (main) thread until SIGTERM / SIGINT: what `evigate serve` runs. False: it could not
     start (uvicorn logged why). The pool's stores are closed once it has shut down."""
+    reserve_descriptors(max_connections)
 
     def stopped(interrupted: list[str]) -> None:
         pool.close()  # uvicorn re-raises SIGTERM once it returns: close the stores now, while we still run
@@ -91,7 +113,8 @@ def serve_pool(pool: Any, options: ServeOptions, *, host: str, port: int, gracef
         log(f"evigate serve stopped{marked}")
 
     app = create_app(pool, dataclasses.replace(options, on_shutdown=stopped))
-    server = Server(uvicorn_config(app, host, port, graceful_s), on_exit=shutdown_hook(pool, graceful_s))
+    config = uvicorn_config(app, host, port, graceful_s, max_connections=max_connections)
+    server = Server(config, on_exit=shutdown_hook(pool, graceful_s))
     server.run()
     if server.started and any(
         thread.is_alive() and not thread.daemon for thread in threading.enumerate()
@@ -108,8 +131,9 @@ class ThreadedServer:
     """A real uvicorn server on a thread: ``with ThreadedServer(app, port=p) as server: ... server.url``."""
 
     def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int, graceful_s: float = 5.0,
-                 on_exit: Callable[[], None] | None = None) -> None:
-        self.server = Server(uvicorn_config(app, host, port, graceful_s), on_exit)
+                 on_exit: Callable[[], None] | None = None, **limits: Any) -> None:
+        """``limits``: ``max_connections``, ``header_timeout_s`` (see :func:`uvicorn_config`)."""
+        self.server = Server(uvicorn_config(app, host, port, graceful_s, **limits), on_exit)
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # not the main thread
         self.url = f"http://{host}:{port}"
         self._thread = threading.Thread(target=self.server.run, name="evigate-serve-http", daemon=True)
