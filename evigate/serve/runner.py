@@ -32,8 +32,13 @@ from evigate.serve.protocol import guarded_protocol
 TOKEN_ENV = "EVIGATE_API_TOKEN"
 RESPONSE_MARGIN_S = 2
 """uvicorn's own grace exceeds the pool's by this much: time to write the answers of interrupted requests."""
-SPARE_DESCRIPTORS = 128
-"""File descriptors beyond the connections: audit files, model files, logs, a model server's connections."""
+ACCEPT_BACKLOG = 128
+"""The listen backlog, which is also how many connections asyncio accepts in one go before any of them reaches
+the protocol (and its connection cap): uvicorn's 2048 lets a burst of stalling clients take 2048 descriptors at
+once (EMFILE), whatever the cap."""
+SPARE_DESCRIPTORS = ACCEPT_BACKLOG + 128
+"""File descriptors beyond the connections: one accept burst, plus audit files, model files, logs and a model
+server's connections."""
 
 
 def is_loopback(host: str) -> bool:
@@ -61,6 +66,7 @@ def uvicorn_config(app: Any, host: str, port: int, graceful_s: float, *, max_con
         host=host,
         port=port,
         http=guarded_protocol(header_timeout_s, max_connections),  # slow clients: see evigate/serve/protocol.py
+        backlog=ACCEPT_BACKLOG,
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=math.ceil(graceful_s) + RESPONSE_MARGIN_S,

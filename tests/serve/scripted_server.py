@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from evigate.serve.app import ServeOptions
+from evigate.serve.limits import MAX_CONNECTIONS
 from evigate.serve.pool import DiagnosisPool
 from evigate.serve.runner import serve_pool
 from tests.serve.conftest import scripted_factory
@@ -25,13 +26,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queue", type=int, default=2)
     parser.add_argument("--graceful", type=float, default=3.0)
     parser.add_argument("--sleep", type=float, default=0.0)
+    parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS)
     args = parser.parse_args(argv)
     pool = DiagnosisPool(scripted_factory(args.database, sleep_s=args.sleep), workers=args.workers,
                          queue_size=args.queue)
     options = ServeOptions(shutdown_wait_s=min(5.0, args.graceful))
     print(f"serving on {args.port}", file=sys.stderr, flush=True)
     started = serve_pool(pool, options, host="127.0.0.1", port=args.port, graceful_s=args.graceful,
-                         log=lambda line: print(line, file=sys.stderr, flush=True))
+                         log=lambda line: print(line, file=sys.stderr, flush=True),
+                         max_connections=args.max_connections)
     return 0 if started else 2
 
 

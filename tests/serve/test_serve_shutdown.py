@@ -23,20 +23,27 @@ GRACE_S = 3.0
 REPO = Path(__file__).resolve().parents[2]
 
 
+def wait_for_health(process: subprocess.Popen[str], port: int) -> str:
+    """The server's URL once /healthz answers (fails with its output if the process ends first)."""
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        try:
+            httpx.get(f"{url}/healthz", timeout=2)
+            return url
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.3)
+
+
 def start_process(database: Path, port: int) -> subprocess.Popen[str]:
     command = [sys.executable, "-m", "tests.serve.scripted_server", str(database), str(port), "--workers", "1",
                "--queue", "2", "--graceful", str(GRACE_S), "--sleep", "60"]
     process = subprocess.Popen(command, cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 90
-    while True:
-        assert process.poll() is None, process.stdout.read() if process.stdout else ""
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
-            return process
-        except httpx.TransportError:
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.3)
+    wait_for_health(process, port)
+    return process
 
 
 def test_sigterm_with_a_queue_answers_everyone_in_the_api_shape_and_logs_no_traceback(private_world: Path) -> None:

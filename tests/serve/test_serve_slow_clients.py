@@ -6,15 +6,23 @@ Bounded: a fixed number of loopback sockets, a fixed time; the test stops by its
 from __future__ import annotations
 
 import contextlib
+import resource
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from evigate.optimize.ui import free_port
+from evigate.serve.runner import SPARE_DESCRIPTORS
 from tests.serve.conftest import QUERY
+from tests.serve.test_serve_shutdown import REPO, wait_for_health
 
 pytestmark = pytest.mark.servers
 
@@ -102,3 +110,39 @@ def test_a_kept_alive_connection_gets_a_new_header_deadline_for_its_next_request
             answer += chunk
         assert answer.startswith(b"HTTP/1.1 408") and b'{"error"' in answer
         assert time.monotonic() - started < HEADER_TIMEOUT_S + 2
+
+
+def test_more_stallers_than_descriptors_do_not_exhaust_a_server_process(private_world: Path) -> None:
+    """The issue's case (300 stallers made uvicorn log EMFILE): a server process limited to 400 descriptors, 450
+    stalling connections, then a legitimate request."""
+    port = free_port()
+    limit, stallers = 400, 450
+
+    def few_descriptors() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    command = [sys.executable, "-m", "tests.serve.scripted_server", str(private_world), str(port),
+               "--max-connections", str(limit - SPARE_DESCRIPTORS)]
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               preexec_fn=few_descriptors)
+    sockets: list[socket.socket] = []
+    try:
+        url = wait_for_health(process, port)
+        for _ in range(stallers):
+            sock = open_stalling("127.0.0.1", port)
+            if sock is not None:
+                sockets.append(sock)
+        started = time.monotonic()
+        response = httpx.post(f"{url}/v1/diagnoses", json={"query": QUERY}, timeout=15)
+        assert response.status_code == 200 and time.monotonic() - started < 10
+    finally:
+        for sock in sockets:
+            sock.close()
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    log = process.stdout.read() if process.stdout else ""
+    assert "Too many open files" not in log and "Traceback" not in log, log
