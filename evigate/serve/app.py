@@ -121,6 +121,10 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
         # Starlette's own errors (unknown route 404, wrong method 405, an unreadable body 400) in the API's shape
         return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
+    @app.exception_handler(Exception)
+    async def _internal(_: Request, exc: Exception) -> JSONResponse:  # logged by Starlette; never a plain-text 500
+        return JSONResponse({"error": f"internal error ({type(exc).__name__})"}, status_code=500)
+
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()

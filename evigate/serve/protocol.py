@@ -67,6 +67,12 @@ class GuardedH11Protocol(H11Protocol):
         self._headers_arrived()
         super().connection_lost(exc)
 
+    def send_400_response(self, msg: str) -> None:
+        """A request h11 cannot parse: 400 in the API's error shape (uvicorn answers plain text), then close."""
+        self._headers_arrived()
+        self.transport.write(_raw_error(400, "Bad Request", msg))
+        self.transport.close()
+
     def _await_headers(self) -> None:
         self.waiting_since = self.loop.time()
         self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)

@@ -90,3 +90,25 @@ def test_a_body_that_arrives_too_slowly_is_refused_with_408(start_server: Any) -
     assert time.monotonic() - started < 5
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408") and "did not arrive" in json.loads(body)["error"]
+
+
+def test_a_request_that_is_not_http_gets_400_in_the_error_shape(start_server: Any) -> None:
+    server = start_server()
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head
+    assert list(json.loads(body)) == ["error"]
+
+
+def test_an_unexpected_failure_is_a_500_in_the_error_shape(start_server: Any) -> None:
+    server = start_server()
+    server.pool.close()  # the audit store is gone: reading a session fails in a way no handler expects
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        response = client.get("/v1/sessions/whatever")
+    assert_error_shape(response, 500)
+    assert "StoreError" in response.json()["error"]
