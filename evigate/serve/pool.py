@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import logging
 import queue
 import threading
 import time
@@ -20,6 +21,8 @@ from typing import Any
 
 from evigate.errors import EvigateError
 from evigate.modules import progress
+
+logger = logging.getLogger(__name__)
 
 INTERRUPTED_ERROR = "interrupted: evigate serve shut down before the session finished"
 
@@ -184,8 +187,11 @@ class DiagnosisPool:
             if job is None or job.future.done():
                 continue
             if job.session_id is not None:
-                self._mark_interrupted(worker.program.store, job.session_id)
-                marked.append(job.session_id)
+                try:
+                    self._mark_interrupted(worker.program.store, job.session_id)
+                    marked.append(job.session_id)
+                except EvigateError as exc:  # e.g. the store closed already: the next store to open marks it
+                    logger.warning("could not mark session %s interrupted: %s", job.session_id, exc)
             with contextlib.suppress(concurrent.futures.InvalidStateError):  # it finished this very moment
                 job.future.set_exception(
                     PoolClosed(f"the server shut down before session {job.session_id} finished; it is marked "
