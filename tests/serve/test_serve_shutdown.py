@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from evigate.optimize.ui import free_port
 from evigate.store import AuditStore
 from tests.serve.conftest import QUERY
 from tests.serve.test_serve_api import sse_events, wait_until
+
+pytestmark = pytest.mark.servers  # a server process and a grace period: ~15 s
 
 GRACE_S = 3.0
 REPO = Path(__file__).resolve().parents[2]
