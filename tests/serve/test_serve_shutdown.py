@@ -3,6 +3,8 @@ an ``error`` event, the running session is marked interrupted after the grace pe
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -105,3 +107,34 @@ def test_sigterm_with_a_queue_answers_everyone_in_the_api_shape_and_logs_no_trac
         assert all(not s["query"].endswith("queued-json") for s in store.sessions(limit=20))
     assert "Traceback" not in log and "CancelledError" not in log, log
     assert f"marked interrupted: {session_id}" in log
+
+
+def test_a_server_killed_with_sigkill_leaves_no_session_running_for_the_next_start(private_world: Path) -> None:
+    """systemd sends SIGKILL when the grace runs out: the next process to open the audit marks the session."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    process = start_process(private_world, port)
+    events: list[str] = []
+
+    def stream() -> None:
+        with contextlib.suppress(httpx.HTTPError), httpx.stream(
+            "POST", f"{url}/v1/diagnoses?stream=true", json={"query": QUERY}, timeout=60
+        ) as response:
+            events.extend(line for line in response.iter_lines() if "session_id" in line)
+
+    thread = threading.Thread(target=stream)
+    try:
+        thread.start()
+        wait_until(lambda: any('"session_id": "' in line for line in events), timeout=60)
+        session_id = json.loads(next(line for line in events if '"session_id": "' in line)[len("data: "):])[
+            "session_id"]
+        process.kill()
+        process.wait()
+        thread.join(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    with AuditStore(private_world) as store:
+        session = store.session(session_id)
+        assert session["status"] == "interrupted" and f"process {process.pid}" in session["error"]
