@@ -13,6 +13,7 @@ surrogates, NUL — is stored as U+FFFD, on both backends alike, instead of fail
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import uuid
@@ -26,6 +27,7 @@ from evigate.signatures import ToolInvocation
 from evigate.store.codec import clean_text, require_finite, to_json_text
 from evigate.store.connection import normalise_path
 from evigate.store.duck import LOCK_WAIT_SECONDS, DuckDBBackend, LeasedCursor
+from evigate.store.liveness import Heartbeat, interrupt_orphans, this_process
 from evigate.store.postgres import PostgresBackend, is_postgres_url
 from evigate.store.preview import make_preview
 from evigate.store.rows import (
@@ -43,6 +45,8 @@ from evigate.store.rows import (
 
 __all__ = ["SESSION_STATUSES", "THOUGHT_CHARS", "AuditStore"]  # the constants live in rows.py, re-exported here
 
+logger = logging.getLogger(__name__)
+
 
 class AuditStore:
     """The audit tables of one DuckDB file or PostgreSQL database, created and migrated on open.
@@ -51,6 +55,9 @@ class AuditStore:
     ``postgresql://`` URL (credentials from the URL or libpq's ``PG*`` environment). ``read_only=True`` opens an
     existing, already migrated database without writing anything. ``lock_wait_seconds``: how long a DuckDB
     statement waits for a file another process holds before raising :class:`DatabaseLockedError`.
+
+    Sessions record their owner process and a heartbeat; opened read-write, the store marks ``running`` sessions
+    whose owner is gone ``interrupted`` (:meth:`interrupt_orphans`, :mod:`evigate.store.liveness`).
     """
 
     def __init__(
@@ -74,6 +81,9 @@ class AuditStore:
                 normalise_path(location), read_only=read_only, lock_wait_seconds=lock_wait_seconds
             )
         self._path = self._backend.path
+        self._heartbeat = Heartbeat(self._beat)
+        if not read_only:
+            self.interrupt_orphans()
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -111,6 +121,7 @@ class AuditStore:
             if self._closed:
                 return
             self._closed = True
+        self._heartbeat.stop()
         self._backend.close()
 
     def __enter__(self) -> Self:
@@ -134,7 +145,10 @@ class AuditStore:
             raise AuditValueError(f"session_id must be a non-empty string, got {session_id!r}")
         # Credentials never reach the audit: a database URL in the snapshot keeps everything but its password.
         settings_json = None if settings is None else to_json_text(redacted(settings), "settings")
-        self._write("INSERT_SESSION", [session_id, query, utc_now(), settings_json], session_id=session_id)
+        owner, now = this_process(), utc_now()
+        params = [session_id, query, now, settings_json, owner.host, owner.pid, owner.started, now]
+        self._write("INSERT_SESSION", params, session_id=session_id)
+        self._heartbeat.add(session_id)
         return session_id
 
     def finish_session(
@@ -158,8 +172,33 @@ class AuditStore:
             groundedness_score=groundedness_score, error=error, status=status,
         )
         updated = self._write("FINISH_SESSION", params, session_id=session_id, serialise_session_update=True)
+        self._heartbeat.discard(session_id)
         if updated[0][0] == 0:
             raise SessionNotFoundError(f"no diagnosis session {session_id!r} in {self._path}")
+
+    def interrupt_orphans(self) -> list[str]:
+        """Mark ``running`` sessions whose owner process is gone ``interrupted``, with the reason; return their ids.
+
+        Runs when a store opens read-write. Sessions of live processes (this one included) are never touched; see
+        :mod:`evigate.store.liveness` for how an owner is judged gone. A failure here is logged, not raised: it
+        only delays the marking to the next opening.
+        """
+        def interrupt(params: list[Any]) -> bool:
+            updated = self._write("INTERRUPT_ORPHAN", params, session_id=params[2], serialise_session_update=True)
+            return bool(updated[0][0])
+
+        marked: list[str] = []
+        try:
+            marked = interrupt_orphans(lambda: self._read("SELECT_RUNNING", [], {}), interrupt, utc_now())
+        except StoreError as exc:
+            logger.warning("could not check %s for sessions of processes that are gone: %s", self.location, exc)
+        if marked:
+            logger.warning("marked %d session(s) interrupted whose process is gone: %s", len(marked), marked)
+        return marked
+
+    def _beat(self, session_id: str) -> None:
+        if not self._closed:
+            self._write("HEARTBEAT", [utc_now(), session_id], session_id=session_id)
 
     def merge_self_evaluation(self, session_id: str, slot: str, value: dict) -> None:
         """Replace one ``self_evaluation`` slot whole, keeping every other slot, in one atomic SQL statement."""

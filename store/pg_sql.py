@@ -16,9 +16,18 @@ def _with_pg_placeholders(statement: str) -> str:
 
 
 INSERT_SESSION = """
-INSERT INTO diagnosis_session (session_id, query, status, created_at, settings, self_evaluation)
-VALUES (%s, %s, 'running', %s, %s::jsonb, '{}'::jsonb)
+INSERT INTO diagnosis_session (session_id, query, status, created_at, settings, self_evaluation, owner_host,
+                               owner_pid, owner_started, heartbeat_at)
+VALUES (%s, %s, 'running', %s, %s::jsonb, '{}'::jsonb, %s, %s, %s, %s)
 """
+
+HEARTBEAT = _with_pg_placeholders(sql.HEARTBEAT)
+
+SELECT_RUNNING = sql.SELECT_RUNNING
+
+INTERRUPT_ORPHAN = _with_pg_placeholders(sql.INTERRUPT_ORPHAN).replace(
+    "IS NOT DISTINCT FROM %s", "IS NOT DISTINCT FROM %s::timestamp"  # an untyped NULL parameter needs its type
+)
 
 FINISH_SESSION = _with_pg_placeholders(sql.FINISH_SESSION)
 
@@ -33,7 +42,7 @@ WHERE session_id = %s
 
 _SESSION_COLUMNS = (
     "session_id, query, status, created_at, finished_at, output_type, verdict, groundedness_score, rounds, answer, "
-    "error, settings::text AS settings"
+    "error, settings::text AS settings, owner_host, owner_pid, owner_started, heartbeat_at"
 )
 
 SELECT_SESSION = (

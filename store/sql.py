@@ -3,8 +3,23 @@
 from __future__ import annotations
 
 INSERT_SESSION = """
-INSERT INTO diagnosis_session (session_id, query, status, created_at, settings, self_evaluation)
-VALUES (?, ?, 'running', ?, ?, '{}')
+INSERT INTO diagnosis_session (session_id, query, status, created_at, settings, self_evaluation, owner_host,
+                               owner_pid, owner_started, heartbeat_at)
+VALUES (?, ?, 'running', ?, ?, '{}', ?, ?, ?, ?)
+"""
+
+# Session liveness (evigate/store/liveness.py): the owner's heartbeat, and the sessions to check on open.
+HEARTBEAT = "UPDATE diagnosis_session SET heartbeat_at = ? WHERE session_id = ? AND status = 'running'"
+
+SELECT_RUNNING = """
+SELECT session_id, created_at, owner_host, owner_pid, owner_started, heartbeat_at
+FROM diagnosis_session WHERE status = 'running'
+"""
+
+# Only while the row is still as it was read: a heartbeat or a finish in between means the owner lives.
+INTERRUPT_ORPHAN = """
+UPDATE diagnosis_session SET status = 'interrupted', finished_at = ?, answer = '', error = ?
+WHERE session_id = ? AND status = 'running' AND heartbeat_at IS NOT DISTINCT FROM ?
 """
 
 FINISH_SESSION = """

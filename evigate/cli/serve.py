@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
-import threading
 from pathlib import Path
 
 import typer
@@ -13,6 +11,7 @@ from rich.console import Console
 from evigate.cli.app import app
 from evigate.cli.terminal import print_error
 from evigate.errors import EvigateError
+from evigate.serve.limits import MAX_BODY_BYTES, MAX_CONNECTIONS, MAX_QUERY_CHARS
 
 err = Console(stderr=True, soft_wrap=True)  # log lines: never wrapped mid-word
 
@@ -23,7 +22,14 @@ def serve(
     port: int = typer.Option(8080, "--port", min=1, max=65535),
     workers: int = typer.Option(1, "--workers", min=1, help="sessions run at once (one program each)"),
     queue_size: int = typer.Option(8, "--queue", min=0, help="requests waiting for a worker; past it: 503"),
-    max_body_kb: int = typer.Option(16, "--max-body-kb", min=1, help="request body limit; past it: 413"),
+    max_body_kb: int = typer.Option(
+        -(-MAX_BODY_BYTES // 1024), "--max-body-kb", min=1,
+        help=f"request body limit; past it: 413 (the default fits a {MAX_QUERY_CHARS:,}-character query, escaped)",
+    ),
+    max_connections: int = typer.Option(
+        MAX_CONNECTIONS, "--max-connections", min=1,
+        help="open connections at most; past it the one stalling longest on its headers is shed (else 503)",
+    ),
     graceful: float = typer.Option(30.0, "--graceful-seconds", min=0, help="on SIGTERM: wait this long for sessions"),
     settings: Path | None = typer.Option(None, "--settings", "-s", help="settings YAML"),
     database: str | None = typer.Option(None, "--database", "-d", help="DuckDB file or postgresql:// URL"),
@@ -31,35 +37,25 @@ def serve(
 ) -> None:
     """Serve diagnoses over HTTP: POST /v1/diagnoses, GET /v1/sessions/{id}, GET /healthz, /docs."""
     from evigate.cli.diagnose import build_program
-    from evigate.serve.app import ServeOptions, create_app
+    from evigate.serve.app import ServeOptions
     from evigate.serve.pool import DiagnosisPool
-    from evigate.serve.runner import TOKEN_ENV, Server, check_address, uvicorn_config
+    from evigate.serve.runner import TOKEN_ENV, check_address, reserve_descriptors, serve_pool
 
     token = os.environ.get(TOKEN_ENV) or None
     try:
         check_address(host, token)
+        reserve_descriptors(max_connections)
         pool = DiagnosisPool(
             lambda: build_program(settings, database, program_dir), workers=workers, queue_size=queue_size
         )
     except EvigateError as exc:
         print_error(err, exc)
         raise typer.Exit(2) from None
-    def stopped(interrupted: list[str]) -> None:
-        pool.close()  # uvicorn re-raises SIGTERM once it returns: close the stores now, while we still run
-        marked = f"; marked interrupted: {', '.join(interrupted)}" if interrupted else ""
-        err.print(f"evigate serve stopped{marked}")
 
-    options = ServeOptions(token=token, max_body_bytes=max_body_kb * 1024, shutdown_wait_s=min(5.0, graceful),
-                           on_shutdown=stopped)
-    server = Server(uvicorn_config(create_app(pool, options), host, port, graceful), on_exit=pool.stop_admitting)
+    options = ServeOptions(token=token, max_body_bytes=max_body_kb * 1024, shutdown_wait_s=min(5.0, graceful))
     auth = "bearer token required" if token else "no auth (loopback only)"
     err.print(f"evigate serve on http://{host}:{port} · {workers} worker(s), queue {queue_size} · {auth} · /docs")
-    server.run()
-    if not server.started:
+    if not serve_pool(pool, options, host=host, port=port, graceful_s=graceful, log=err.print,
+                      max_connections=max_connections):
         print_error(err, f"could not serve on {host}:{port} (see the message above)")
         raise typer.Exit(2)
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
-        # A model call of an interrupted session cannot be cancelled; its session is marked, do not wait for it.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)

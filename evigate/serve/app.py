@@ -7,9 +7,11 @@
     GET  /healthz                                                   → {"status": "ok", running, queued, capacity}
     GET  /docs, /openapi.json
 
-Errors are JSON ``{"error": "..."}``: 401 (missing/wrong bearer token), 404 (unknown session), 413 (body over
-the limit), 422 (invalid request), 503 (queue full or shutting down; ``Retry-After``), 500 (the program failed;
-the session is recorded as failed).
+Every error is JSON ``{"error": "..."}``: 400 (the body is not JSON), 401 (missing/wrong bearer token), 404
+(unknown session or route), 405, 408 (the body came too slowly), 413 (body over the limit), 422 (invalid request: a
+blank or invisible query, over 4,000 characters, an unknown field or locale), 503 (queue full or shutting down;
+``Retry-After``), 500 (the program failed; the session is recorded as failed). A stream ends with an ``error``
+event instead.
 """
 
 from __future__ import annotations
@@ -27,16 +29,23 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evigate.errors import EvigateError, SessionNotFoundError
 from evigate.serve.docs import mount_docs
-from evigate.serve.limits import BodyLimitMiddleware
+from evigate.serve.limits import (
+    BODY_READ_TIMEOUT_S,
+    MAX_BODY_BYTES,
+    MAX_QUERY_CHARS,
+    BodyLimitMiddleware,
+    has_visible_text,
+)
 from evigate.serve.pool import DiagnosisPool, Job, PoolClosed, PoolFull
 from evigate.serve.records import session_record
 from evigate.signatures import DiagnosisResult
 
-MAX_QUERY_CHARS = 4000
 SSE_KEEPALIVE_S = 15.0
+RETRY_AFTER_S = 5
 
 
 class DiagnosisRequest(BaseModel):
@@ -50,15 +59,16 @@ class DiagnosisRequest(BaseModel):
     @field_validator("query")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be blank")
+        if not has_visible_text(value):
+            raise ValueError("query must not be blank (whitespace and invisible characters only)")
         return value
 
 
 @dataclass(frozen=True)
 class ServeOptions:
     token: str | None = None  # bearer token required on /v1/*; None = no auth (loopback only, checked by the CLI)
-    max_body_bytes: int = 16 * 1024
+    max_body_bytes: int = MAX_BODY_BYTES  # fits a MAX_QUERY_CHARS query however it is escaped
+    body_read_timeout_s: float = BODY_READ_TIMEOUT_S  # a body that takes longer to arrive gets 408
     shutdown_wait_s: float = 5.0  # after uvicorn's own graceful wait: last chance before marking interrupted
     # called with the ids of the sessions marked interrupted, after the pool shut down (the CLI closes stores)
     on_shutdown: Callable[[list[str]], None] | None = None
@@ -90,7 +100,9 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
         redoc_url=None,
     )
     mount_docs(app)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=options.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware, max_bytes=options.max_body_bytes, read_timeout_s=options.body_read_timeout_s
+    )
     bearer = HTTPBearer(auto_error=False)
 
     def authorize(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
@@ -104,9 +116,21 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
     async def _refused(_: Request, exc: _Refused) -> JSONResponse:
         return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Starlette's own errors (unknown route 404, wrong method 405, an unreadable body 400) in the API's shape
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _internal(_: Request, exc: Exception) -> JSONResponse:  # logged by Starlette; never a plain-text 500
+        return JSONResponse({"error": f"internal error ({type(exc).__name__})"}, status_code=500)
+
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        errors = exc.errors()
+        if any(error.get("type") == "json_invalid" for error in errors):
+            return JSONResponse({"error": "the request body is not valid JSON"}, status_code=400)
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
         return JSONResponse({"error": f"invalid request: {problems}"}, status_code=422)
 
     @app.get("/healthz")
@@ -150,20 +174,23 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
     return app
 
 
+_RETRY = {"Retry-After": str(RETRY_AFTER_S)}
+
+
 def _submit(pool: DiagnosisPool, body: DiagnosisRequest, observer: Any) -> Job:
     try:
         return pool.submit(body.query, body.locale, observer)
     except PoolFull as exc:
-        raise _Refused(503, f"busy: {exc}; retry later", {"Retry-After": "5"}) from None
+        raise _Refused(503, f"busy: {exc}; retry later", _RETRY) from None
     except PoolClosed as exc:
-        raise _Refused(503, str(exc), {"Retry-After": "5"}) from None
+        raise _Refused(503, str(exc), _RETRY) from None
 
 
 async def _await_result(job: Job) -> Any:
     try:
         return await asyncio.wrap_future(job.future)
-    except PoolClosed as exc:
-        raise _Refused(503, str(exc)) from None
+    except PoolClosed as exc:  # shutting down: a queued request never started, a running one was interrupted
+        raise _Refused(503, str(exc), _RETRY) from None
     except EvigateError as exc:
         raise _Refused(500, f"diagnosis failed ({type(exc).__name__}): {exc}") from None
     except Exception as exc:
@@ -190,7 +217,10 @@ async def _event_stream(job: Job, events: asyncio.Queue[dict[str, Any]], pool: D
         result = waiter.result()
     except Exception as exc:
         message = str(exc) if isinstance(exc, EvigateError) else type(exc).__name__
-        yield _sse({"event": "error", "error": message, "session_id": job.session_id})
+        error: dict[str, Any] = {"event": "error", "error": message, "session_id": job.session_id}
+        if isinstance(exc, PoolClosed):
+            error["retry_after"] = RETRY_AFTER_S
+        yield _sse(error)
         return
     yield _sse({"event": "result", **result.model_dump(mode="json")})
 

@@ -10,6 +10,8 @@ the sessions still running as ``interrupted`` in the store and does not wait for
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import logging
 import queue
 import threading
 import time
@@ -19,6 +21,8 @@ from typing import Any
 
 from evigate.errors import EvigateError
 from evigate.modules import progress
+
+logger = logging.getLogger(__name__)
 
 INTERRUPTED_ERROR = "interrupted: evigate serve shut down before the session finished"
 
@@ -65,6 +69,8 @@ class DiagnosisPool:
         self._admitted = 0  # queued + running
         self._lock = threading.Lock()
         self._closed = False
+        self._interrupt_at: float | None = None  # monotonic time the grace period of a shutdown ends
+        self._interrupted: list[str] = []  # sessions this pool marked interrupted
         # Programs are built here, before the server accepts anything, so a bad configuration fails at start.
         self._workers = [_Worker(program_factory()) for _ in range(workers)]
         for index, worker in enumerate(self._workers):
@@ -119,7 +125,7 @@ class DiagnosisPool:
                 if job.future.set_running_or_notify_cancel():
                     job.future.set_result(self._diagnose(worker, job))
             except BaseException as exc:  # reported to the waiting request, the worker lives on
-                if not job.future.done():
+                with contextlib.suppress(concurrent.futures.InvalidStateError):  # unless interrupted meanwhile
                     job.future.set_exception(exc)
             finally:
                 with self._lock:
@@ -141,34 +147,78 @@ class DiagnosisPool:
         with progress.observe(observer):
             return program(query=job.query)
 
-    def stop_admitting(self) -> None:
-        """From now on refuse new jobs and queued jobs that have not started; running sessions go on."""
+    def stop_admitting(self, interrupt_after_s: float | None = None) -> None:
+        """Shutdown begins: refuse new jobs, and at once the queued jobs that never started (their requests get 503
+        now, not after the grace period). Running sessions go on; with ``interrupt_after_s`` those still running
+        that long from now are marked ``interrupted`` and their requests answered then (see
+        :meth:`interrupt_running`), so every response is written before the HTTP server's own grace ends."""
         with self._lock:
+            if self._closed:
+                return  # a second signal changes nothing
             self._closed = True
+            if interrupt_after_s is not None:
+                self._interrupt_at = time.monotonic() + interrupt_after_s
+        self._refuse_queued()
+        if interrupt_after_s is not None:
+            timer = threading.Timer(interrupt_after_s, self.interrupt_running)
+            timer.daemon = True
+            timer.start()
+
+    def _refuse_queued(self) -> None:
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if job is None:  # a worker's stop sentinel: leave it for the worker
+                self._queue.put(None)
+                return
+            with self._lock:
+                self._admitted -= 1
+            job.future.set_exception(PoolClosed("the server shut down before this request started"))
+
+    def interrupt_running(self) -> list[str]:
+        """Mark every session still running ``interrupted`` and fail its request (the model call itself cannot be
+        cancelled; its worker is a daemon thread). Returns the ids marked now."""
+        with self._lock:
+            running = [(worker, worker.job) for worker in self._workers if worker.job is not None]
+        marked = []
+        for worker, job in running:
+            if job is None or job.future.done():
+                continue
+            if job.session_id is not None:
+                try:
+                    self._mark_interrupted(worker.program.store, job.session_id)
+                    marked.append(job.session_id)
+                except EvigateError as exc:  # e.g. the store closed already: the next store to open marks it
+                    logger.warning("could not mark session %s interrupted: %s", job.session_id, exc)
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # it finished this very moment
+                job.future.set_exception(
+                    PoolClosed(f"the server shut down before session {job.session_id} finished; it is marked "
+                               "interrupted")
+                )
+        with self._lock:
+            self._interrupted.extend(marked)
+        return marked
 
     def shutdown(self, wait_s: float = 30.0) -> list[str]:
-        """Take no more work; wait up to ``wait_s`` for running sessions; mark the rest interrupted.
+        """Take no more work; wait up to ``wait_s`` for running sessions (no longer than a grace period already
+        given to :meth:`stop_admitting`); mark the rest interrupted.
 
-        Returns the ids of the sessions marked interrupted. Queued jobs that never started are refused.
+        Returns the ids of every session marked interrupted. Queued jobs that never started are refused.
         """
         self.stop_admitting()
         for _ in self._workers:
             self._queue.put(None)
         deadline = time.monotonic() + wait_s
+        if self._interrupt_at is not None:
+            deadline = min(deadline, self._interrupt_at)
         for worker in self._workers:
             assert worker.thread is not None
             worker.thread.join(timeout=max(0.0, deadline - time.monotonic()))
-        interrupted = []
+        self.interrupt_running()
         with self._lock:
-            running = [(worker, worker.job) for worker in self._workers if worker.job is not None]
-        for worker, job in running:
-            if job is None or job.future.done():
-                continue
-            if job.session_id is not None:
-                self._mark_interrupted(worker.program.store, job.session_id)
-                interrupted.append(job.session_id)
-            job.future.set_exception(PoolClosed(f"the server shut down before session {job.session_id} finished"))
-        return interrupted
+            return list(self._interrupted)
 
     @staticmethod
     def _mark_interrupted(store: Any, session_id: str) -> None:

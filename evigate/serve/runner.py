@@ -1,13 +1,21 @@
 """Running the API under uvicorn: address policy, graceful shutdown, and a server a test can start and stop.
 
-Shutdown (SIGTERM / SIGINT, or ``stop()``): the pool stops admitting at once (requests still queued get 503, they
-never started a session), uvicorn stops accepting and waits up to ``graceful_s`` for requests in flight, then the
-app's lifespan shuts the pool down — sessions that still run after that are marked ``interrupted``.
+Shutdown (SIGTERM / SIGINT, or ``stop()``): the pool stops admitting at once and refuses the requests still
+queued (503 with ``Retry-After``, or a final ``error`` event on a stream: they never started a session); running
+sessions get ``graceful_s`` to finish, then the pool marks them ``interrupted`` and answers their requests the same
+way. uvicorn stops accepting and waits a little longer than ``graceful_s`` (:data:`RESPONSE_MARGIN_S`), so every
+response is written before uvicorn would cancel a request (which logs a CancelledError traceback and answers a
+plain-text 500); then the app's lifespan closes the pool.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
+import math
+import os
+import resource
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -17,8 +25,20 @@ from typing import Any
 import uvicorn
 
 from evigate.errors import ConfigError
+from evigate.serve.app import ServeOptions, create_app
+from evigate.serve.limits import HEADER_TIMEOUT_S, MAX_CONNECTIONS
+from evigate.serve.protocol import guarded_protocol
 
 TOKEN_ENV = "EVIGATE_API_TOKEN"
+RESPONSE_MARGIN_S = 2
+"""uvicorn's own grace exceeds the pool's by this much: time to write the answers of interrupted requests."""
+ACCEPT_BACKLOG = 128
+"""The listen backlog, which is also how many connections asyncio accepts in one go before any of them reaches
+the protocol (and its connection cap): uvicorn's 2048 lets a burst of stalling clients take 2048 descriptors at
+once (EMFILE), whatever the cap."""
+SPARE_DESCRIPTORS = ACCEPT_BACKLOG + 128
+"""File descriptors beyond the connections: one accept burst, plus audit files, model files, logs and a model
+server's connections."""
 
 
 def is_loopback(host: str) -> bool:
@@ -39,17 +59,39 @@ def check_address(host: str, token: str | None) -> None:
         )
 
 
-def uvicorn_config(app: Any, host: str, port: int, graceful_s: float) -> uvicorn.Config:
+def uvicorn_config(app: Any, host: str, port: int, graceful_s: float, *, max_connections: int = MAX_CONNECTIONS,
+                   header_timeout_s: float = HEADER_TIMEOUT_S) -> uvicorn.Config:
     return uvicorn.Config(
         app,
         host=host,
         port=port,
+        http=guarded_protocol(header_timeout_s, max_connections),  # slow clients: see evigate/serve/protocol.py
+        backlog=ACCEPT_BACKLOG,
         log_level="warning",
         access_log=False,
-        timeout_graceful_shutdown=max(1, round(graceful_s)),
+        timeout_graceful_shutdown=math.ceil(graceful_s) + RESPONSE_MARGIN_S,
         lifespan="on",
         server_header=False,
     )
+
+
+def reserve_descriptors(max_connections: int) -> None:
+    """Raise this process's open-file limit to fit ``max_connections`` (up to the hard limit), or refuse to start:
+    a server that runs out of descriptors (EMFILE) can no longer accept anyone."""
+    needed = max_connections + SPARE_DESCRIPTORS
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            raise ConfigError(
+                f"--max-connections {max_connections} needs {needed} open files but the limit is {hard} "
+                f"(ulimit -Hn); lower --max-connections to at most {max(1, hard - SPARE_DESCRIPTORS)}"
+            )
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+
+
+def shutdown_hook(pool: Any, graceful_s: float) -> Callable[[], None]:
+    """What the server calls the moment shutdown begins: refuse the queue now, interrupt after ``graceful_s``."""
+    return lambda: pool.stop_admitting(interrupt_after_s=graceful_s)
 
 
 class Server(uvicorn.Server):
@@ -65,12 +107,39 @@ class Server(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
+def serve_pool(pool: Any, options: ServeOptions, *, host: str, port: int, graceful_s: float,
+               log: Callable[[str], None], max_connections: int = MAX_CONNECTIONS) -> bool:
+    """Serve ``pool`` in this (main) thread until SIGTERM / SIGINT: what `evigate serve` runs. False: it could not
+    start (uvicorn logged why). The pool's stores are closed once it has shut down."""
+    reserve_descriptors(max_connections)
+
+    def stopped(interrupted: list[str]) -> None:
+        pool.close()  # uvicorn re-raises SIGTERM once it returns: close the stores now, while we still run
+        marked = f"; marked interrupted: {', '.join(interrupted)}" if interrupted else ""
+        log(f"evigate serve stopped{marked}")
+
+    app = create_app(pool, dataclasses.replace(options, on_shutdown=stopped))
+    config = uvicorn_config(app, host, port, graceful_s, max_connections=max_connections)
+    server = Server(config, on_exit=shutdown_hook(pool, graceful_s))
+    server.run()
+    if server.started and any(
+        thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+        if thread is not threading.main_thread()
+    ):
+        # A model call of an interrupted session cannot be cancelled; its session is marked, do not wait for it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    return server.started
+
+
 class ThreadedServer:
     """A real uvicorn server on a thread: ``with ThreadedServer(app, port=p) as server: ... server.url``."""
 
     def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int, graceful_s: float = 5.0,
-                 on_exit: Callable[[], None] | None = None) -> None:
-        self.server = Server(uvicorn_config(app, host, port, graceful_s), on_exit)
+                 on_exit: Callable[[], None] | None = None, **limits: Any) -> None:
+        """``limits``: ``max_connections``, ``header_timeout_s`` (see :func:`uvicorn_config`)."""
+        self.server = Server(uvicorn_config(app, host, port, graceful_s, **limits), on_exit)
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # not the main thread
         self.url = f"http://{host}:{port}"
         self._thread = threading.Thread(target=self.server.run, name="evigate-serve-http", daemon=True)

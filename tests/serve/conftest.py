@@ -11,8 +11,9 @@ import pytest
 from evigate.modules.program import DiagnosisProgram
 from evigate.optimize.ui import free_port
 from evigate.serve.app import ServeOptions, create_app
+from evigate.serve.limits import HEADER_TIMEOUT_S, MAX_CONNECTIONS
 from evigate.serve.pool import DiagnosisPool
-from evigate.serve.runner import ThreadedServer
+from evigate.serve.runner import ThreadedServer, shutdown_hook
 from tests.modules.scripted import ScriptedComposer, ScriptedExecutor, ScriptedPlanner, ScriptedVerifier
 from tests.modules.test_program_routing import good_claims
 
@@ -37,7 +38,8 @@ def scripted_factory(
 
 @pytest.fixture()
 def start_server(private_world: Path) -> Iterator[Callable[..., ThreadedServer]]:
-    """``start_server(workers=, queue_size=, sleep_s=, verdicts=, factory=, graceful_s=, **ServeOptions)``."""
+    """``start_server(workers=, queue_size=, sleep_s=, verdicts=, factory=, graceful_s=, max_connections=,
+    header_timeout_s=, **ServeOptions)``."""
     started: list[tuple[ThreadedServer, DiagnosisPool]] = []
 
     def start(
@@ -48,12 +50,16 @@ def start_server(private_world: Path) -> Iterator[Callable[..., ThreadedServer]]
         graceful_s: float = 5.0,
         factory: Callable[[], Any] | None = None,
         verdicts: dict[str, str] | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+        header_timeout_s: float = HEADER_TIMEOUT_S,
         **options: Any,
     ) -> ThreadedServer:
         factory = factory or scripted_factory(private_world, sleep_s=sleep_s, verdicts=verdicts)
         pool = DiagnosisPool(factory, workers=workers, queue_size=queue_size)
         app = create_app(pool, ServeOptions(**options))
-        server = ThreadedServer(app, port=free_port(), graceful_s=graceful_s, on_exit=pool.stop_admitting).start()
+        server = ThreadedServer(app, port=free_port(), graceful_s=graceful_s, on_exit=shutdown_hook(pool, graceful_s),
+                                max_connections=max_connections, header_timeout_s=header_timeout_s)
+        server.start()
         server.pool = pool  # type: ignore[attr-defined]
         server.database = private_world  # type: ignore[attr-defined]
         started.append((server, pool))

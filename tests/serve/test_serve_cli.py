@@ -35,7 +35,7 @@ def test_evigate_serve_process_answers_health_enforces_the_token_and_stops_on_si
         assert health.json() == {"status": "ok", "running": 0, "queued": 0, "capacity": 9}
         # refused before any model runs: no token, then a body over the limit
         assert httpx.post(f"{url}/v1/diagnoses", json={"query": "订单 123"}, timeout=5).status_code == 401
-        assert httpx.post(f"{url}/v1/diagnoses", content=b"x" * 20_000, timeout=5,
+        assert httpx.post(f"{url}/v1/diagnoses", content=b"x" * 60_000, timeout=5,
                           headers={"Authorization": "Bearer tok"}).status_code == 413
         server.send_signal(signal.SIGTERM)
         # uvicorn re-raises the SIGTERM it handled once shutdown is done, so a supervisor sees the signal exit

@@ -26,7 +26,8 @@ def test_a_started_session_is_running_with_an_empty_self_evaluation(store: Audit
     assert row["self_evaluation"] == {}
     assert set(row) == {
         "session_id", "query", "status", "created_at", "finished_at", "output_type", "verdict",
-        "groundedness_score", "rounds", "answer", "error", "settings", "self_evaluation",
+        "groundedness_score", "rounds", "answer", "error", "settings", "self_evaluation", "owner_host", "owner_pid",
+        "owner_started", "heartbeat_at",
     }  # fmt: skip
 
 
