@@ -116,10 +116,8 @@ def _capture(calls: list[Captured]) -> Iterator[None]:
 
 def _decode(call: Captured, mode: str) -> tuple[float, int, bool]:
     engine, request = call.engine, call.request
-    with constrain(
-        field_enums=dict(call.constraints.field_enums),
-        object_variants={title: [dict(enums) for enums in choices] for title, choices in call.constraints.object_variants},
-    ) as constraints:
+    variants = {title: [dict(enums) for enums in choices] for title, choices in call.constraints.object_variants}
+    with constrain(field_enums=dict(call.constraints.field_enums), object_variants=variants) as constraints:
         bounds = replace(
             engine.bounds, field_enums=constraints.field_enums, object_variants=constraints.object_variants
         )
