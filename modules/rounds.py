@@ -156,6 +156,7 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         notes=notes,
         flags=flags,
         rewrites=rewrites,
+        spans=gate.spans,
     )
 
 

@@ -26,6 +26,7 @@ from evigate.signatures import ToolInvocation
 from evigate.store.codec import clean_text, require_finite, to_json_text
 from evigate.store.connection import normalise_path
 from evigate.store.duck import LOCK_WAIT_SECONDS, DuckDBBackend, LeasedCursor
+from evigate.store.listing import INVOCATION_RECORDS, SessionQuery, listing_statements
 from evigate.store.postgres import PostgresBackend, is_postgres_url
 from evigate.store.preview import make_preview
 from evigate.store.rows import (
@@ -185,6 +186,18 @@ class AuditStore:
             raise AuditValueError(f"limit must be an int >= 0, got {limit!r}")
         return self._read("SELECT_SESSIONS", [limit], SESSION_JSON_COLUMNS)
 
+    def find_sessions(self, query: SessionQuery | None = None) -> dict[str, Any]:
+        """One page of sessions matching ``query``, newest first: ``{"sessions", "total", "limit", "offset"}``.
+
+        Rows carry the listing columns only (no answer, settings or self_evaluation); ``total`` counts every match.
+        """
+        self._require_open()
+        query = query or SessionQuery()
+        count, page, params = listing_statements(query, postgres=self.backend == "postgresql")
+        total = self._backend.read(count, params, {})[0]["total"]
+        rows = self._backend.read(page, [*params, query.limit, query.offset], {})
+        return {"sessions": rows, "total": int(total), "limit": query.limit, "offset": query.offset}
+
     # -- tool invocations --------------------------------------------------------------------------------
 
     def record_invocation(
@@ -220,6 +233,12 @@ class AuditStore:
         else:
             records = self._read("SELECT_ROUND_INVOCATIONS", [session_id, round], INVOCATION_JSON_COLUMNS)
         return [ToolInvocation(**record) for record in records]
+
+    def invocation_records(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's invocations with their whole ``output``, ``started_at`` and ``latency_ms``, oldest first."""
+        self._require_open()
+        statement = INVOCATION_RECORDS.replace("?", "%s") if self.backend == "postgresql" else INVOCATION_RECORDS
+        return self._backend.read(statement, [session_id], {})
 
     def invocation_output(self, invocation_id: int) -> str:
         """The whole output of one invocation (the preview may be truncated)."""
