@@ -31,8 +31,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from evigate.errors import EvigateError, SessionNotFoundError
 from evigate.serve.docs import mount_docs
 from evigate.serve.limits import BodyLimitMiddleware
+from evigate.serve.pages import mount_pages
 from evigate.serve.pool import DiagnosisPool, Job, PoolClosed, PoolFull
 from evigate.serve.records import session_record
+from evigate.serve.sessions_api import mount_sessions_api
 from evigate.signatures import DiagnosisResult
 
 MAX_QUERY_CHARS = 4000
@@ -147,6 +149,8 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
         except SessionNotFoundError:
             raise _Refused(404, f"no session {session_id}") from None
 
+    mount_sessions_api(app, lambda: pool.store, authorize, _Refused)
+    mount_pages(app, pool, authorize, _Refused)  # the Trace Workbench (evigate/serve/pages.py)
     return app
 
 
