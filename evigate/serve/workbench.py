@@ -189,7 +189,7 @@ def _claim_index(target: str) -> int | None:
 
 def _rounds(evaluation: Mapping[str, Any]) -> list[dict[str, Any]]:
     rounds = []
-    for item in list(evaluation.get("history") or []) + [evaluation]:
+    for item in [*list(evaluation.get("history") or []), evaluation]:
         gate = item.get("gatekeeper_result") or {}
         rounds.append({
             "round": item.get("round"), "verdict": item.get("verdict"), "model_verdict": item.get("model_verdict"),

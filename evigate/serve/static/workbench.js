@@ -123,6 +123,14 @@ function showEvent(name, event) {
     const item = stageItem(event);
     item.dataset.stage = event.stage;
     item.textContent = "round " + (event.round || 1) + " · " + event.stage + " …";
+  } else if (name === "tool_call") {
+    const item = document.createElement("li");
+    item.className = "stage tool " + (event.ok ? "done" : "failed");
+    item.dataset.stage = "tool_call";
+    item.textContent = "round " + (event.round || 1) + " · executor called " + event.tool
+      + (event.invocation_id != null ? " → invocation " + event.invocation_id : "") + " · "
+      + (event.ok ? "ok" : "failed" + (event.detail ? ": " + event.detail : ""));
+    $("#stages").append(item);
   } else if (name === "stage_finished") {
     const item = stageItem(event);
     item.dataset.stage = event.stage;
