@@ -37,7 +37,7 @@ def find_sessions(store: Any, params: dict[str, Any], refuse: Callable[[int, str
     for row in page["sessions"]:
         for key in ("created_at", "finished_at"):
             if row.get(key) is not None:
-                row[key] = row[key].isoformat(sep=" ", timespec="seconds")
+                row[key] = str(row[key])  # what `evigate show --list --json` prints
     return page
 
 
