@@ -12,15 +12,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rapidfuzz import fuzz
-
 from evigate.rules.grounding.sentences import split_sentences
-from evigate.rules.text.normalize import compact, fold
+from evigate.rules.text.normalize import block_coverage, compact, fold
 
 _BINDING = re.compile(r"^claims\[(\d+)\]\.evidence_bindings\[(\d+)\]")
 _CLAIM = re.compile(r"^claims\[(\d+)\]")
-LINK_SCORE = 85.0
-"""partial_ratio (0–100) from which an answer sentence is taken to state a claim (below: it states none)."""
+LINK_COVERAGE = 0.9
+"""Share of a claim's content an answer sentence must carry, in order, to be linked to it."""
 DECIDED_BY = {"code": "code-confirmed quote", "model": "Verifier model", "none": "no check (unsupported)"}
 BINDING_FAULTS = {"evidence.invocation_ref": "forged", "evidence.misattribution": "misattributed"}
 
@@ -81,21 +79,22 @@ def answer_parts(answer: str, claims: Sequence[Mapping[str, Any]]) -> list[dict[
 
 
 def linked_claims(sentence: str, claims: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Ids of the claims a sentence states: contained in it (case, spaces and punctuation ignored), or else the one
-    claim it restates most closely (``LINK_SCORE``); a sentence shorter than most of a claim states none of it."""
+    """Ids of the claims a sentence states: each contained in it (case, spaces and punctuation ignored), or else
+    the one claim whose content the sentence covers best, if it covers at least ``LINK_COVERAGE`` of it. A sentence
+    that shares a quoted fragment with a claim but not the rest of it states none of it (no link beats a wrong one).
+    """
     said = compact(fold(sentence))
     if not said:
         return []
     contained = [c["id"] for c in claims if c["core"] and c["core"] in said]
     if contained:
         return contained
-    best, best_score = None, LINK_SCORE
+    best, best_coverage = None, LINK_COVERAGE
     for claim in claims:
-        core = claim["core"]
-        if core and len(said) >= 0.6 * len(core):
-            score = fuzz.partial_ratio(core, said)
-            if score >= best_score:
-                best, best_score = claim["id"], score
+        if claim["core"]:
+            coverage = block_coverage(claim["core"], said)
+            if coverage >= best_coverage:
+                best, best_coverage = claim["id"], coverage
     return [best] if best else []
 
 
