@@ -8,6 +8,7 @@ is the system's ``chromium`` (apt), the client is this file.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import shutil
@@ -42,7 +43,9 @@ class Browser:
         self.requests: list[dict[str, Any]] = []
         browser_url = self._wait_for_devtools()
         port = browser_url.split(":")[2].split("/")[0]
-        self.socket = connect(self._page_socket(port), max_size=64 * 1024 * 1024, open_timeout=20)
+        self._stack = contextlib.ExitStack()
+        self.socket = self._stack.enter_context(
+            connect(self._page_socket(port), max_size=64 * 1024 * 1024, open_timeout=20))
         for domain in ("Page", "Runtime", "Network"):
             self.send(f"{domain}.enable")
         self.viewport(width, height)
@@ -154,7 +157,7 @@ class Browser:
 
     def close(self) -> None:
         try:
-            self.socket.close()
+            self._stack.close()
         finally:
             self.process.terminate()
             try:
