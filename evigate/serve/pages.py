@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evigate.errors import SessionNotFoundError
 from evigate.serve.records import session_record
 from evigate.serve.sessions_api import find_sessions, session_query
-from evigate.serve.workbench import session_view
+from evigate.serve.workbench import invocation_views, session_view
 
 HERE = Path(__file__).parent
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -103,6 +103,18 @@ def mount_pages(
             raise refuse(404, f"no session {session_id}") from None
         return render("_session.html", **view)
 
+    @app.get("/fragments/sessions/{session_id}/invocations/{invocation_id}", include_in_schema=False,
+             dependencies=auth)
+    async def invocation_fragment(session_id: str, invocation_id: int) -> Response:
+        """One invocation's arguments and whole output: loaded when opened, so a session page stays light."""
+        try:
+            record = await asyncio.to_thread(_invocation_view, pool.store, session_id, invocation_id)
+        except SessionNotFoundError:
+            raise refuse(404, f"no session {session_id}") from None
+        if record is None:
+            raise refuse(404, f"no invocation {invocation_id} in session {session_id}")
+        return render("_invocation.html", inv=record)
+
     @app.post("/fragments/verify", include_in_schema=False, dependencies=auth)
     async def verify_fragment(request: VerifyRequest = Body(...)) -> Response:
         sentences = await asyncio.to_thread(_verify, request)
@@ -112,6 +124,12 @@ def mount_pages(
 def _session_view(store: Any, session_id: str) -> dict[str, Any]:
     record = session_record(store, session_id)
     return session_view(record, store.invocation_records(session_id))
+
+
+def _invocation_view(store: Any, session_id: str, invocation_id: int) -> dict[str, Any] | None:
+    record = session_record(store, session_id)
+    views = invocation_views(record, store.invocation_records(session_id))
+    return next((view for view in views if view["id"] == invocation_id), None)
 
 
 def _verify(request: VerifyRequest) -> dict[str, Any]:

@@ -44,7 +44,7 @@ def session_view(record: Mapping[str, Any], invocation_rows: Sequence[Mapping[st
     claims_data = [c for c in (structured.get("claims") or []) if isinstance(c, Mapping)]
     errors = list((evaluation.get("gatekeeper_result") or {}).get("errors") or [])
     spans = [s for s in evaluation.get("binding_spans") or [] if isinstance(s, Mapping)]
-    invocations = _invocations(record, invocation_rows)
+    invocations = invocation_views(record, invocation_rows)
     claims = _claims(claims_data, evaluation, errors, spans, invocations)
     answer = str(session.get("answer") or "")
     settings = session.get("settings") or {}
@@ -98,7 +98,8 @@ def linked_claims(sentence: str, claims: Sequence[Mapping[str, Any]]) -> list[st
     return [best] if best else []
 
 
-def _invocations(record: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def invocation_views(record: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The session's invocations as shown: arguments, success, timing, the whole output (``rows``: with outputs)."""
     whole = {row["id"]: row for row in rows}
     views = []
     for item in record.get("tool_invocations") or []:

@@ -67,9 +67,12 @@ def test_planted_markup_in_a_log_line_renders_as_text(start_server: Any) -> None
     planted = _planted(server)
     with httpx.Client(base_url=server.url, timeout=30) as client:
         response = client.get(f"/fragments/sessions/{planted['session_id']}")
-    assert response.status_code == 200
-    assert response.headers["content-security-policy"] == CSP
-    html = response.text
+        output = client.get(f"/fragments/sessions/{planted['session_id']}/invocations/{planted['logs']}")
+        foreign = client.get(f"/fragments/sessions/{planted['session_id']}/invocations/999999")
+    assert response.status_code == 200 and output.status_code == 200 and foreign.status_code == 404
+    assert response.headers["content-security-policy"] == CSP == output.headers["content-security-policy"]
+    assert unescape(re.search(r'<pre class="output"[^>]*>(.*?)</pre>', output.text, re.S).group(1)) == LOG
+    html = response.text + output.text
     # not one element or attribute came from the data ...
     tags = re.findall(r"<[a-zA-Z][^>]*>", html)
     assert tags and not [tag for tag in tags if re.match(r"<(script|img|a)\b", tag)]

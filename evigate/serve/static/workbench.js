@@ -209,11 +209,30 @@ function clearMarks() {
   }
 }
 
+// An invocation's body (arguments, whole output) is loaded when it is first opened: the page stays light.
+// One load per invocation: opening it and highlighting in it at once share the same request.
+const invocationLoads = new Map();
+
+function loadInvocation(details) {
+  const key = details.dataset.invocation;
+  if (!invocationLoads.has(key)) {
+    const session = $("#workbench").dataset.session;
+    const url = "/fragments/sessions/" + encodeURIComponent(session) + "/invocations/" + key;
+    const loading = loadFragment($(".inv-body", details), url).then((ok) => {
+      if (!ok) invocationLoads.delete(key);  // an error may pass (a token typed later): try again next time
+      return ok;
+    });
+    invocationLoads.set(key, loading);
+  }
+  return invocationLoads.get(key);
+}
+
 // Marks [start, end) (UTF-16 offsets computed by the server from the Gatekeeper's own span) in an output.
-function highlight(invocationId, spans) {
+async function highlight(invocationId, spans) {
   const details = document.getElementById("inv-" + invocationId);
   if (!details) return null;
   details.open = true;
+  if (!await loadInvocation(details)) return null;
   const pre = $("pre.output", details);
   const text = pre.textContent;
   const mine = spans.filter((s) => String(s.invocation) === String(invocationId) && s.end <= text.length)
@@ -238,12 +257,12 @@ function highlight(invocationId, spans) {
   return first;
 }
 
-function openBinding(button) {
+async function openBinding(button) {
   clearMarks();
   const spans = JSON.parse(button.dataset.spans || "[]");
-  const mark = highlight(button.dataset.invocation, spans);
+  const mark = await highlight(button.dataset.invocation, spans);
   const summary = $("summary", document.getElementById("inv-" + button.dataset.invocation));
-  if (summary) summary.focus();
+  if (summary) summary.focus({ preventScroll: true });
   say(mark ? "Invocation " + button.dataset.invocation + ": the Gatekeeper's match is highlighted."
     : "Invocation " + button.dataset.invocation + ": no span of the output was matched for this binding.");
 }
@@ -261,15 +280,17 @@ function selectClaim(claimId) {
     sentence.classList.toggle("selected", sentence.dataset.claims.split(" ").includes(claimId));
   }
   const button = $("button.show-binding", article);
+  article.focus({ preventScroll: !!button });
   if (button) openBinding(button);
   else { clearMarks(); article.scrollIntoView({ block: "center" }); }
-  article.focus({ preventScroll: !!button });
 }
 
 async function loadSession() {
   const root = $("#workbench");
   const ok = await loadFragment(root, "/fragments/sessions/" + encodeURIComponent(root.dataset.session));
   if (!ok) return;
+  // when the workbench is in the page and about to be drawn (bench/workbench.py reads it)
+  requestAnimationFrame(() => { root.dataset.loadedMs = String(Math.round(performance.now())); });
   document.title = "Session " + root.dataset.session + " · evigate workbench";
   root.addEventListener("click", (event) => {
     const sentence = event.target.closest("button.sentence");
@@ -279,6 +300,10 @@ async function loadSession() {
     const binding = event.target.closest("button.show-binding");
     if (binding) openBinding(binding);
   });
+  // capture: "toggle" does not bubble
+  root.addEventListener("toggle", (event) => {
+    if (event.target.matches("details.invocation") && event.target.open) loadInvocation(event.target);
+  }, true);
 }
 
 // ---- sessions list ---------------------------------------------------------------------------------------------
