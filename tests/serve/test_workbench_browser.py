@@ -179,3 +179,49 @@ def test_off_loopback_style_auth_the_page_asks_for_the_token_and_never_puts_it_i
     assert authorized
     assert browser.js("document.cookie") == ""
     assert TOKEN not in browser.js("location.href")
+
+
+@pytest.mark.local_model
+def test_the_real_embedded_model_end_to_end_through_the_ask_page(
+    start_server: Any, browser: Browser, artifacts: Path, private_world: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from evigate.modules.program import DiagnosisProgram
+
+    monkeypatch.setenv("EVIGATE_TIMEOUTS__AGENT_SECONDS", "420")
+    monkeypatch.setenv("EVIGATE_PROGRAM_DIR", str(tmp_path / "no-compiled-program"))
+    monkeypatch.setenv("EVIGATE_PREFIX_CACHE", str(tmp_path / "prompt-states"))
+    server = start_server(workers=1, graceful_s=30,
+                          factory=lambda: DiagnosisProgram.from_settings(database=private_world))
+    browser.goto(server.url + "/")
+    browser.js(f"document.querySelector('#query').value = {json.dumps(QUERY)}")
+    browser.js("document.querySelector('#ask-button').click()")
+    browser.wait_for("!!document.querySelector('#stages li[data-stage=planner]')", 120)
+    browser.wait_for("!document.querySelector('#answer').hidden || /failed/.test(document.querySelector('#status')"
+                     ".textContent)", 2400)
+    assert browser.js("document.querySelector('#answer').hidden") is False, browser.js(
+        "document.querySelector('#status').textContent")
+    kind = browser.js("document.querySelector('#answer').className")
+    assert kind in ("answer o-NORMAL", "answer o-LOW_CONFID_WITH_DISCLAIMER", "answer o-DEGRADED")
+    stages = browser.js("Array.from(document.querySelectorAll('#stages li')).map(l => l.dataset.stage)")
+    assert {"planner", "executor", "gatekeeper"} <= set(stages)
+    shoot(browser, artifacts, "real-model-ask")
+    browser.goto(server.url + browser.js("document.querySelector('#answer-link').getAttribute('href')"))
+    browser.wait_for("!!document.querySelector('#rounds-title')", 60)
+    session_id = browser.js("document.querySelector('#workbench').dataset.session")
+    evaluation = server.pool.store.session(session_id)["self_evaluation"]["verifier_evaluation"]
+    spans = evaluation.get("binding_spans") or []
+    assert browser.js("document.querySelectorAll('article.claim').length") == len(
+        (evaluation.get("executor_structured_output") or {}).get("claims") or [])
+    if spans:  # the model's output had a binding the gate accepted: its match is what the page highlights
+        target, invocation = spans[0]["target"], spans[0]["invocation_id"]
+        first = min((s for s in spans if s["target"] == target and s["invocation_id"] == invocation),
+                    key=lambda s: s["start"])
+        claim, binding = (int(part.split("]")[0]) for part in target.split("[")[1:3])
+        browser.js(f"document.querySelectorAll('article.claim')[{claim}].querySelectorAll('li.binding')[{binding}]"
+                   f".querySelector('button.show-binding[data-invocation=\"{invocation}\"]').click()")
+        mark = browser.wait_for("document.querySelector('mark.gate-match') && "
+                                "document.querySelector('mark.gate-match').textContent", 30)
+        output = server.pool.store.invocation_output(first["invocation_id"])
+        assert mark == output[first["start"]:first["end"]]
+    shoot(browser, artifacts, "real-model-session")
