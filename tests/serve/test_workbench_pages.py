@@ -162,3 +162,20 @@ def test_the_store_reads_invocations_with_whole_outputs_and_timing(tmp_path: Any
         rows = store.invocation_records(planted["session_id"])
     assert [row["id"] for row in rows] == [planted["logs"], planted["other"]]
     assert rows[0]["output"] == LOG and rows[0]["latency_ms"] == 12.5 and rows[0]["started_at"] is not None
+
+
+def test_a_diagnosis_records_the_gates_spans_in_the_audit_chain(start_server: Any) -> None:
+    """binding_spans reach verifier_evaluation (so show --json and GET /v1/sessions/{id}) from a real run."""
+    server = start_server()
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        session_id = client.post("/v1/diagnoses", json={"query": QUERY}).json()["session_id"]
+        record = client.get(f"/v1/sessions/{session_id}").json()
+    evaluation = record["session"]["self_evaluation"]["verifier_evaluation"]
+    claims = evaluation["executor_structured_output"]["claims"]
+    spans = evaluation["binding_spans"]
+    assert {span["claim_id"] for span in spans} == {claim["claim_id"] for claim in claims}
+    for span in spans:
+        claim_index, binding_index = (int(part.split("]")[0]) for part in span["target"].split("[")[1:3])
+        excerpt = claims[claim_index]["evidence_bindings"][binding_index]["evidence_excerpt"]
+        output = server.pool.store.invocation_output(span["invocation_id"])
+        assert span["match"] == "verbatim" and output[span["start"]:span["end"]] == excerpt.strip()
