@@ -100,8 +100,8 @@ def test_a_second_round_shows_in_the_events_round_numbers(start_server: Any) -> 
     with httpx.Client(base_url=server.url, timeout=30) as client:
         events = sse_events(client.post("/v1/diagnoses?stream=true", json={"query": QUERY}).text)
     rounds = [(data["round"], data["stage"]) for name, data in events if name == "stage_started"]
-    assert rounds[:3] == [(1, "planner"), (1, "executor"), (1, "verifier")]
-    assert (2, "planner") in rounds and rounds.index((2, "planner")) == 3
+    assert rounds[:4] == [(1, "planner"), (1, "executor"), (1, "gatekeeper"), (1, "verifier")]
+    assert (2, "planner") in rounds and rounds.index((2, "planner")) == 4
     assert events[-1][0] == "result" and events[-1][1]["rounds"] == 2
 
 
