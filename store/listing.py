@@ -98,11 +98,16 @@ def as_utc(value: datetime | str | None, name: str) -> datetime | None:
     return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo is not None else value
 
 
-INVOCATION_RECORDS = (
-    "SELECT id, round, tool_name, success, error, started_at, latency_ms, output FROM tool_invocation "
-    "WHERE session_id = ? ORDER BY id"
-)
-"""A viewer's columns of a session's invocations: the whole output, when the call started and how long it took."""
+def invocation_records_statement(postgres: bool, *, with_output: bool, one: bool) -> str:
+    """A viewer's columns of a session's invocations (``?``: session id, then the invocation id when ``one``):
+    arguments, success, when the call started, how long it took, how long its output is, and the whole output
+    only ``with_output`` (a page lists fifty 20 KB calls without reading them)."""
+    json_text = "::text" if postgres else ""
+    columns = (f"id, round, tool_name, input{json_text} AS input, retrieval_details{json_text} AS retrieval_details, "
+               "success, error, is_evidence, started_at, latency_ms, length(output) AS output_chars")
+    statement = (f"SELECT {columns}{', output' if with_output else ''} FROM tool_invocation WHERE session_id = ?"
+                 f"{' AND id = ?' if one else ''} ORDER BY id")
+    return statement.replace("?", "%s") if postgres else statement
 
 
 def listing_statements(query: SessionQuery, postgres: bool) -> tuple[str, str, list[Any]]:

@@ -26,7 +26,6 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pydantic import BaseModel, ConfigDict, Field
 
 from evigate.errors import SessionNotFoundError
-from evigate.serve.records import session_record
 from evigate.serve.sessions_api import find_sessions, session_query
 from evigate.serve.workbench import invocation_views, session_view
 
@@ -107,10 +106,7 @@ def mount_pages(
              dependencies=auth)
     async def invocation_fragment(session_id: str, invocation_id: int) -> Response:
         """One invocation's arguments and whole output: loaded when opened, so a session page stays light."""
-        try:
-            record = await asyncio.to_thread(_invocation_view, pool.store, session_id, invocation_id)
-        except SessionNotFoundError:
-            raise refuse(404, f"no session {session_id}") from None
+        record = await asyncio.to_thread(_invocation_view, pool.store, session_id, invocation_id)
         if record is None:
             raise refuse(404, f"no invocation {invocation_id} in session {session_id}")
         return render("_invocation.html", inv=record)
@@ -122,14 +118,13 @@ def mount_pages(
 
 
 def _session_view(store: Any, session_id: str) -> dict[str, Any]:
-    record = session_record(store, session_id)
-    return session_view(record, store.invocation_records(session_id))
+    session = store.session(session_id)  # SessionNotFoundError for an unknown id
+    return session_view(session, store.steps(session_id), store.invocation_records(session_id, with_output=False))
 
 
 def _invocation_view(store: Any, session_id: str, invocation_id: int) -> dict[str, Any] | None:
-    record = session_record(store, session_id)
-    views = invocation_views(record, store.invocation_records(session_id))
-    return next((view for view in views if view["id"] == invocation_id), None)
+    rows = store.invocation_records(session_id, invocation_id=invocation_id)
+    return invocation_views(rows)[0] if rows else None
 
 
 def _verify(request: VerifyRequest) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The Trace Workbench's view of one session: what the session page shows, built from the audit alone.
 
-Everything here is read from the recorded audit chain (session row, §23 ``verifier_evaluation``, agent steps,
-tool invocations with their whole outputs) and the Gatekeeper's own ``binding_spans``; nothing is re-judged.
-Offsets for the browser are given in UTF-16 code units (what JavaScript strings index), next to Python's.
+Everything here is read from the recorded audit (session row, §23 ``verifier_evaluation``, agent steps, tool
+invocations) and the Gatekeeper's own ``binding_spans``; nothing is re-judged. Spans reach the browser as the gate
+recorded them (code-point offsets in the whole output); the page script maps them onto the output it loads.
 """
 
 from __future__ import annotations
@@ -23,12 +23,6 @@ DECIDED_BY = {"code": "code-confirmed quote", "model": "Verifier model", "none":
 BINDING_FAULTS = {"evidence.invocation_ref": "forged", "evidence.misattribution": "misattributed"}
 
 
-def utf16(text: str, index: int) -> int:
-    """The UTF-16 offset of Python index ``index`` in ``text`` (JavaScript strings count surrogate pairs as two)."""
-    prefix = text[:index]
-    return index + sum(1 for char in prefix if ord(char) > 0xFFFF)
-
-
 def pretty(value: Any) -> str:
     """JSON for people: indented, non-ASCII kept; "" for nothing."""
     if value in (None, {}, []):
@@ -36,15 +30,17 @@ def pretty(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
 
 
-def session_view(record: Mapping[str, Any], invocation_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Everything the session page renders. ``invocation_rows``: :meth:`AuditStore.invocation_records`."""
-    session = dict(record.get("session") or {})
+def session_view(
+    session: Mapping[str, Any], steps: Sequence[Mapping[str, Any]], invocation_rows: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Everything the session page renders: the session row, its agent steps, and its invocations as
+    :meth:`AuditStore.invocation_records` gives them (outputs not needed: they load when opened)."""
     evaluation = (session.get("self_evaluation") or {}).get("verifier_evaluation") or {}
     structured = evaluation.get("executor_structured_output") or {}
     claims_data = [c for c in (structured.get("claims") or []) if isinstance(c, Mapping)]
     errors = list((evaluation.get("gatekeeper_result") or {}).get("errors") or [])
     spans = [s for s in evaluation.get("binding_spans") or [] if isinstance(s, Mapping)]
-    invocations = invocation_views(record, invocation_rows)
+    invocations = invocation_views(invocation_rows)
     claims = _claims(claims_data, evaluation, errors, spans, invocations)
     answer = str(session.get("answer") or "")
     settings = session.get("settings") or {}
@@ -59,7 +55,7 @@ def session_view(record: Mapping[str, Any], invocation_rows: Sequence[Mapping[st
         "invocations": invocations,
         "rounds": _rounds(evaluation),
         "composer": _composer(evaluation),
-        "timings": _timings(record, invocations, session),
+        "timings": _timings(steps, invocations, session),
         "dropped": _dropped(evaluation, claims_data),
     }
 
@@ -98,22 +94,15 @@ def linked_claims(sentence: str, claims: Sequence[Mapping[str, Any]]) -> list[st
     return [best] if best else []
 
 
-def invocation_views(record: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The session's invocations as shown: arguments, success, timing, the whole output (``rows``: with outputs)."""
-    whole = {row["id"]: row for row in rows}
-    views = []
-    for item in record.get("tool_invocations") or []:
-        row = whole.get(item.get("id"), {})
-        output = row.get("output")
-        if output is None:
-            output = item.get("output_preview") or ""
-        views.append({
-            "id": item.get("id"), "round": item.get("round"), "tool_name": item.get("tool_name"),
-            "input": pretty(item.get("input")), "success": item.get("success"), "error": item.get("error"),
-            "is_evidence": item.get("is_evidence"), "latency_ms": row.get("latency_ms"),
-            "started_at": row.get("started_at"), "output": output, "details": pretty(item.get("retrieval_details")),
-        })
-    return views
+def invocation_views(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Invocations as shown: arguments, success, timing, output length and (where read) the whole output."""
+    return [{
+        "id": row.get("id"), "round": row.get("round"), "tool_name": row.get("tool_name"),
+        "input": pretty(row.get("input")), "success": row.get("success"), "error": row.get("error"),
+        "is_evidence": row.get("is_evidence"), "latency_ms": row.get("latency_ms"), "started_at": row.get("started_at"),
+        "output_chars": row.get("output_chars") or 0, "output": row.get("output"),
+        "details": pretty(row.get("retrieval_details")),
+    } for row in rows]
 
 
 def _claims(
@@ -124,7 +113,7 @@ def _claims(
     confirmation = evaluation.get("code_confirmation") or {}
     sources = confirmation.get("label_sources") or {}
     capped = confirmation.get("capped") or {}
-    outputs = {inv["id"]: inv["output"] for inv in invocations}
+    sizes = {inv["id"]: inv["output_chars"] for inv in invocations}
     views = []
     for index, claim in enumerate(claims_data):
         claim_id = claim.get("claim_id") if isinstance(claim.get("claim_id"), str) else f"claims[{index}]"
@@ -132,7 +121,7 @@ def _claims(
         source = sources.get(claim_id, "none" if not check else "model")
         claim_errors = [e for e in errors if _claim_index(e.get("target", "")) == index]
         bindings = [
-            _binding(index, position, binding, claim_errors, spans, outputs)
+            _binding(index, position, binding, claim_errors, spans, sizes)
             for position, binding in enumerate(claim.get("evidence_bindings") or []) if isinstance(binding, Mapping)
         ]
         text = str(claim.get("claim_text") or "")
@@ -152,19 +141,15 @@ def _claims(
 
 def _binding(
     claim_index: int, position: int, binding: Mapping[str, Any], claim_errors: Sequence[Mapping[str, Any]],
-    spans: Sequence[Mapping[str, Any]], outputs: Mapping[Any, str],
+    spans: Sequence[Mapping[str, Any]], sizes: Mapping[Any, int],
 ) -> dict[str, Any]:
     target = f"claims[{claim_index}].evidence_bindings[{position}]"
     errors = [e for e in claim_errors if e.get("target", "").startswith(target)]
     failed = [e for e in errors if e.get("level") == "fail"]
     faults = sorted({BINDING_FAULTS[e["rule_id"]] for e in failed if e.get("rule_id") in BINDING_FAULTS})
-    located = []
-    for span in spans:
-        output = outputs.get(span.get("invocation_id"))
-        if span.get("target") != target or output is None or not 0 <= span["start"] <= span["end"] <= len(output):
-            continue  # a span no recorded output holds is shown as no span, never as a wrong highlight
-        located.append({**span, "text": output[span["start"]:span["end"]],
-                        "js_start": utf16(output, span["start"]), "js_end": utf16(output, span["end"])})
+    # a span no recorded output of this session holds is shown as no span, never as a wrong highlight
+    located = [span for span in spans if span.get("target") == target and span.get("invocation_id") in sizes
+               and 0 <= span.get("start", -1) <= span.get("end", -1) <= sizes[span["invocation_id"]]]
     ids = binding.get("source_invocation_ids")
     ids = ids if isinstance(ids, list) else [ids] if ids is not None else []
     if faults:
@@ -176,9 +161,9 @@ def _binding(
     else:
         status = "no span in the output"
     return {"target": target, "tool_name": binding.get("tool_name"), "ids": ids,
-            "known_ids": [i for i in ids if i in outputs], "excerpt": str(binding.get("evidence_excerpt") or ""),
+            "known_ids": [i for i in ids if i in sizes], "excerpt": str(binding.get("evidence_excerpt") or ""),
             "errors": errors, "status": status, "spans": located,
-            "spans_json": json.dumps([{"invocation": s["invocation_id"], "start": s["js_start"], "end": s["js_end"]}
+            "spans_json": json.dumps([{"invocation": s["invocation_id"], "start": s["start"], "end": s["end"]}
                                       for s in located])}
 
 
@@ -214,13 +199,12 @@ def _composer(evaluation: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _timings(
-    record: Mapping[str, Any], invocations: Sequence[Mapping[str, Any]], session: Mapping[str, Any]
+    steps: Sequence[Mapping[str, Any]], invocations: Sequence[Mapping[str, Any]], session: Mapping[str, Any]
 ) -> dict[str, Any]:
-    steps = [{"round": s.get("round"), "agent": s.get("agent"), "latency_ms": s.get("latency_ms"),
-              "status": s.get("status"), "thought": s.get("thought"), "error": s.get("error")}
-             for s in record.get("agent_steps") or []]
+    rows = [{"round": s.get("round"), "agent": s.get("agent"), "latency_ms": s.get("latency_ms"),
+             "status": s.get("status"), "thought": s.get("thought"), "error": s.get("error")} for s in steps]
     tools_ms = sum(float(i.get("latency_ms") or 0.0) for i in invocations)
-    return {"steps": steps, "tools_ms": tools_ms, "created_at": session.get("created_at"),
+    return {"steps": rows, "tools_ms": tools_ms, "created_at": session.get("created_at"),
             "finished_at": session.get("finished_at")}
 
 

@@ -6,17 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evigate.rules.text.normalize import compact, fold
-from evigate.serve.workbench import answer_parts, linked_claims, utf16
+from evigate.serve.workbench import answer_parts, linked_claims
 
 
 def _claims(*texts: str) -> list[dict[str, str]]:
     return [{"id": f"c{i}", "text": t, "core": compact(fold(t))} for i, t in enumerate(texts, start=1)]
-
-
-@given(st.text(max_size=60), st.data())
-def test_utf16_offsets_are_what_javascript_counts(text: str, data: st.DataObject) -> None:
-    index = data.draw(st.integers(min_value=0, max_value=len(text)))
-    assert utf16(text, index) == len(text[:index].encode("utf-16-le")) // 2
 
 
 @given(st.text(max_size=200))

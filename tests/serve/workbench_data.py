@@ -22,7 +22,8 @@ LINES = [
     f"2026-11-28 14:03:12 ERROR pay-gateway order=123 {JS_LINK}",
     "2026-11-28 14:03:13 ERROR pay-gateway order=123 ERR_TIMEOUT upstream unionpay timeout after 5300ms 😀",
 ]
-LOG = "\n".join(["2026-11-28 14:03:00 INFO pay-gateway 服务启动"] * 30 + LINES) + "\n"
+# A leading newline and CRLF lines before the quoted ones: what an HTML parser drops or folds must not shift a span.
+LOG = "\n" + "\r\n".join(["2026-11-28 14:03:00 INFO pay-gateway 服务启动 🚀"] * 30) + "\n" + "\n".join(LINES) + "\n"
 
 
 def _claim(claim_id: str, text: str, excerpt: str, ids: list[int], tool: str = "query_logs") -> dict[str, Any]:

@@ -227,7 +227,20 @@ function loadInvocation(details) {
   return invocationLoads.get(key);
 }
 
-// Marks [start, end) (UTF-16 offsets computed by the server from the Gatekeeper's own span) in an output.
+// The gate records offsets in code points (Python's str); JavaScript strings index UTF-16 units.
+function utf16Offsets(text, points) {
+  const wanted = new Set(points);
+  const found = new Map();
+  let point = 0;
+  for (let unit = 0; ; point += 1) {
+    if (wanted.has(point)) found.set(point, unit);
+    if (unit >= text.length) break;
+    unit += text.codePointAt(unit) > 0xffff ? 2 : 1;
+  }
+  return found;
+}
+
+// Marks the Gatekeeper's own spans [start, end) in the output of one invocation.
 async function highlight(invocationId, spans) {
   const details = document.getElementById("inv-" + invocationId);
   if (!details) return null;
@@ -235,7 +248,10 @@ async function highlight(invocationId, spans) {
   if (!await loadInvocation(details)) return null;
   const pre = $("pre.output", details);
   const text = pre.textContent;
-  const mine = spans.filter((s) => String(s.invocation) === String(invocationId) && s.end <= text.length)
+  const own = spans.filter((s) => String(s.invocation) === String(invocationId));
+  const units = utf16Offsets(text, own.flatMap((s) => [s.start, s.end]));
+  const mine = own.filter((s) => units.has(s.start) && units.has(s.end))  // past the output: no mark at all
+    .map((s) => ({ start: units.get(s.start), end: units.get(s.end) }))
     .sort((a, b) => a.start - b.start);
   const pieces = [];
   let position = 0;
