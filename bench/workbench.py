@@ -9,6 +9,8 @@ Figures, over ``--runs`` loads (the first, warm-up, load is not counted):
 
   server     GET /sessions/{id} (the shell) + GET /fragments/sessions/{id} (the whole rendered workbench), wall
              time of the two HTTP requests from a client on the same machine: p50 and max
+  opening    GET /fragments/sessions/{id}/invocations/{n}: one call's arguments and whole output, fetched when
+             a claim or the call is opened
   browser    headless Chromium (Debian's, over the DevTools protocol; skipped when it is not installed):
              navigation start → the fragment inserted into the page and the next frame about to be drawn
              (``data-loaded-ms``, which the page script sets), p50 and max
@@ -88,8 +90,9 @@ def build_session(store: AuditStore, invocations: int, output_chars: int) -> str
     return session_id
 
 
-def server_times(url: str, session_id: str, runs: int) -> tuple[list[float], int]:
-    times, size = [], 0
+def server_times(url: str, session_id: str, runs: int, invocation_id: int) -> tuple[list[float], list[float], int]:
+    """(page loads, opens of one invocation's 20 KB body, bytes of the page) over HTTP."""
+    times, opens, size = [], [], 0
     with httpx.Client(base_url=url, timeout=60) as client:
         for run in range(runs + 1):
             started = time.perf_counter()
@@ -98,9 +101,14 @@ def server_times(url: str, session_id: str, runs: int) -> tuple[list[float], int
             elapsed = (time.perf_counter() - started) * 1000
             assert shell.status_code == 200 and fragment.status_code == 200, fragment.text[:300]
             size = len(shell.content) + len(fragment.content)
+            started = time.perf_counter()
+            body = client.get(f"/fragments/sessions/{session_id}/invocations/{invocation_id}")
+            opened = (time.perf_counter() - started) * 1000
+            assert body.status_code == 200 and len(body.content) > 1000
             if run:
                 times.append(elapsed)
-    return times, size
+                opens.append(opened)
+    return times, opens, size
 
 
 def browser_times(url: str, session_id: str, runs: int, profile: Path) -> list[float] | None:
@@ -132,7 +140,8 @@ def main() -> None:
         pool = DiagnosisPool(lambda: DiagnosisProgram.from_settings(database=database), workers=1, queue_size=1)
         try:
             with ThreadedServer(create_app(pool, ServeOptions()), port=free_port()) as server:
-                server_ms, size = server_times(server.url, session_id, args.runs)
+                first_call = pool.store.invocation_records(session_id, with_output=False)[0]["id"]
+                server_ms, open_ms, size = server_times(server.url, session_id, args.runs, first_call)
                 browser_ms = None if args.no_browser else browser_times(server.url, session_id, args.runs,
                                                                         Path(tmp) / "chromium")
         finally:
@@ -143,6 +152,8 @@ def main() -> None:
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"server  (shell + fragment over HTTP): p50 {statistics.median(server_ms):.0f} ms, "
           f"max {max(server_ms):.0f} ms  (target < 300 ms)")
+    print(f"opening one invocation (its {args.output_kb} KB body over HTTP): p50 {statistics.median(open_ms):.0f} ms, "
+          f"max {max(open_ms):.0f} ms")
     if browser_ms is None:
         print("browser: skipped (no chromium, or --no-browser)")
     else:
