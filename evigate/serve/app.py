@@ -3,7 +3,9 @@
     POST /v1/diagnoses {"query": "...", "locale": "zh"|"en"}      → 200 DiagnosisResult JSON
     POST /v1/diagnoses?stream=true  (or Accept: text/event-stream) → 200 text/event-stream:
          event: queued | session_started | stage_started | stage_finished | tool_call | result | error
+    GET  /v1/sessions?verdict=&output_type=&status=&since=&until=&q=&limit=&offset= → sessions, newest first
     GET  /v1/sessions/{session_id}                                  → the audit chain (= `evigate show --json`)
+    GET  /, /sessions, /sessions/{id}, /verify                      → the Trace Workbench (evigate/serve/pages.py)
     GET  /healthz                                                   → {"status": "ok", running, queued, capacity}
     GET  /docs, /openapi.json
 
