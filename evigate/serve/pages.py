@@ -57,7 +57,13 @@ class VerifyRequest(BaseModel):
     passages: list[str] = Field(min_length=1, max_length=MAX_PASSAGES)
 
 
+PAGE_SCRIPTS = {"ask": "ask", "sessions": "sessions", "session": "session", "verify": "verify"}
+"""Each page's own script in static/, beside workbench.js (what every page shares)."""
+
+
 def render(template: str, **values: Any) -> HTMLResponse:
+    if "page" in values:  # a page shell (a fragment has no page of its own)
+        values["page_script"] = PAGE_SCRIPTS[values["page"]]
     return HTMLResponse(_ENV.get_template(template).render(**values), headers=SECURITY_HEADERS)
 
 
@@ -91,8 +97,8 @@ def mount_pages(
 
     @app.get("/fragments/sessions", include_in_schema=False, dependencies=auth)
     async def sessions_fragment(params: dict[str, Any] = Depends(session_query)) -> Response:
-        page = await asyncio.to_thread(find_sessions, pool.store, params, refuse)
-        return render("_sessions.html", page=page)
+        listing = await asyncio.to_thread(find_sessions, pool.store, params, refuse)
+        return render("_sessions.html", listing=listing)
 
     @app.get("/fragments/sessions/{session_id}", include_in_schema=False, dependencies=auth)
     async def session_fragment(session_id: str) -> Response:

@@ -107,7 +107,8 @@ def test_selecting_a_claim_highlights_the_gates_match_in_the_cited_output(
     assert browser.js("document.querySelectorAll('mark.gate-match').length") == 1
     badges = browser.js("Array.from(document.querySelectorAll('.binding .badge')).map(b => b.textContent)")
     assert badges == ["matched", "matched", "misattributed", "forged"]
-    assert browser.js("document.querySelectorAll('script').length") == 1  # ours only
+    scripts = browser.js("Array.from(document.querySelectorAll('script')).map(s => s.getAttribute('src'))")
+    assert scripts == ["/static/workbench.js", "/static/session.js"]  # ours only
     assert browser.js("document.querySelectorAll('#workbench img, #workbench a[href^=\"javascript\"]').length") == 0
     assert browser.js("window.__pwned === undefined")
     shoot(browser, artifacts, "session")

@@ -32,9 +32,13 @@ def test_every_page_is_a_shell_with_a_strict_csp_and_only_its_own_assets(start_s
             assert "script-src 'self'" in CSP and "unsafe-inline" not in CSP
             assert page.headers["x-content-type-options"] == "nosniff"
             # no inline script or style, nothing from another origin
-            assert re.findall(r"<script\b[^>]*>", page.text) == ['<script src="/static/workbench.js" defer>']
+            scripts = re.findall(r"<script\b[^>]*>(.*?)</script>", page.text, re.S)
+            assert len(scripts) == 2 and scripts == ["", ""]  # no inline script ...
+            sources = re.findall(r'<script src="(/static/[a-z]+\.js)" defer>', page.text)
+            assert sources[0] == "/static/workbench.js" and len(sources) == 2  # ... only ours, from this server
+            assert all(client.get(source).status_code == 200 for source in sources)
             assert "<style" not in page.text and " style=" not in page.text and "http" not in page.text.lower()
-        for asset in ("/static/workbench.js", "/static/workbench.css"):
+        for asset in ("/static/workbench.js", "/static/workbench.css", "/static/session.js"):
             assert client.get(asset).status_code == 200
         ask = client.get("/").text
     assert "demo" in ask  # the domain the programs run on is shown on the ask page
