@@ -16,20 +16,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Any
 
-from fastapi import Body, Depends, FastAPI
+from fastapi import Body, Depends, FastAPI, Path
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pydantic import BaseModel, ConfigDict, Field
 
-from evigate.errors import SessionNotFoundError
+from evigate.errors import SessionNotFoundError, StoreError
 from evigate.serve.sessions_api import find_sessions, session_query
 from evigate.serve.workbench import invocation_views, session_view
 
-HERE = Path(__file__).parent
+HERE = FilePath(__file__).parent
+MAX_ID = 2**63 - 1
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 SECURITY_HEADERS = {
@@ -79,6 +80,15 @@ def mount_pages(
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="workbench-static")
     auth = [Depends(authorize)]
 
+    async def read(function: Callable[..., Any], *args: Any) -> Any:
+        """A store read on a thread; a store that fails (locked, gone) is a clear 503, never a traceback."""
+        try:
+            return await asyncio.to_thread(function, *args)
+        except SessionNotFoundError:
+            raise
+        except StoreError as exc:
+            raise refuse(503, f"audit store unavailable: {exc}") from None
+
     @app.get("/", include_in_schema=False)
     async def ask_page() -> Response:
         return render("ask.html", page="ask", **_settings_of(pool))
@@ -97,22 +107,22 @@ def mount_pages(
 
     @app.get("/fragments/sessions", include_in_schema=False, dependencies=auth)
     async def sessions_fragment(params: dict[str, Any] = Depends(session_query)) -> Response:
-        listing = await asyncio.to_thread(find_sessions, pool.store, params, refuse)
+        listing = await read(find_sessions, pool.store, params, refuse)
         return render("_sessions.html", listing=listing)
 
     @app.get("/fragments/sessions/{session_id}", include_in_schema=False, dependencies=auth)
     async def session_fragment(session_id: str) -> Response:
         try:
-            view = await asyncio.to_thread(_session_view, pool.store, session_id)
+            view = await read(_session_view, pool.store, session_id)
         except SessionNotFoundError:
             raise refuse(404, f"no session {session_id}") from None
         return render("_session.html", **view)
 
     @app.get("/fragments/sessions/{session_id}/invocations/{invocation_id}", include_in_schema=False,
              dependencies=auth)
-    async def invocation_fragment(session_id: str, invocation_id: int) -> Response:
+    async def invocation_fragment(session_id: str, invocation_id: int = Path(ge=0, le=MAX_ID)) -> Response:
         """One invocation's arguments and whole output: loaded when opened, so a session page stays light."""
-        record = await asyncio.to_thread(_invocation_view, pool.store, session_id, invocation_id)
+        record = await read(_invocation_view, pool.store, session_id, invocation_id)
         if record is None:
             raise refuse(404, f"no invocation {invocation_id} in session {session_id}")
         return render("_invocation.html", inv=record)

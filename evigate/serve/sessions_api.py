@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Query
 
-from evigate.errors import AuditValueError
+from evigate.errors import AuditValueError, StoreError
 from evigate.store.listing import MAX_PAGE, SessionQuery
 
 
@@ -28,12 +28,15 @@ def session_query(
 
 
 def find_sessions(store: Any, params: dict[str, Any], refuse: Callable[[int, str], Exception]) -> dict[str, Any]:
-    """One page of sessions, JSON-ready; an invalid filter is refused with 422 (never a traceback)."""
+    """One page of sessions, JSON-ready; an invalid filter is refused with 422, a failing store with 503."""
     try:
         query = SessionQuery(**params)
     except AuditValueError as exc:
         raise refuse(422, f"invalid request: {exc}") from None
-    page = store.find_sessions(query)
+    try:
+        page = store.find_sessions(query)
+    except StoreError as exc:
+        raise refuse(503, f"audit store unavailable: {exc}") from None
     for row in page["sessions"]:
         for key in ("created_at", "finished_at"):
             if row.get(key) is not None:

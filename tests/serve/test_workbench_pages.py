@@ -190,3 +190,17 @@ def test_a_diagnosis_records_the_gates_spans_in_the_audit_chain(start_server: An
         excerpt = claims[claim_index]["evidence_bindings"][binding_index]["evidence_excerpt"]
         output = server.pool.store.invocation_output(span["invocation_id"])
         assert span["match"] == "verbatim" and output[span["start"]:span["end"]] == excerpt.strip()
+
+
+def test_bad_ids_and_a_closed_store_get_clear_errors_not_tracebacks(start_server: Any) -> None:
+    server = start_server()
+    planted = _planted(server)
+    base = f"/fragments/sessions/{planted['session_id']}"
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        huge = client.get(f"{base}/invocations/{2**70}")
+        word = client.get(f"{base}/invocations/abc")
+        server.pool.store.close()  # what a store that went away looks like to the pages
+        gone = [client.get(base), client.get("/fragments/sessions"), client.get(f"{base}/invocations/1"),
+                client.get("/v1/sessions")]
+    assert huge.status_code == 422 and word.status_code == 422 and "error" in huge.json()
+    assert all(r.status_code == 503 and "audit store" in r.json()["error"] for r in gone)
