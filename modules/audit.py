@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from evigate.modules.calls import AgentCall
 from evigate.signatures import (
+    BindingSpan,
     ComposerInput,
     ComposerOutput,
     ExecutorOutputParseStatus,
@@ -38,6 +39,7 @@ class RoundState:
     notes: list[str] = field(default_factory=list)
     flags: set[RoundFlag] = field(default_factory=set)
     rewrites: list[Any] = field(default_factory=list)  # evigate.rules.verdict.junk_claims.ClaimRewrite
+    spans: list[BindingSpan] = field(default_factory=list)  # the Gatekeeper's matches of accepted bindings
 
     def record(self) -> RoundRecord:
         return RoundRecord(
@@ -84,6 +86,7 @@ def verifier_evaluation(
         executor_structured_output=state.normalized,
         tool_trace_summary=state.trace_summary,
         gatekeeper_result=state.gate_result,
+        binding_spans=state.spans,
         composer_input=composer_input,
         composer_output=composer_output,
         composer_violations=composer_violations or [],

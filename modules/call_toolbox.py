@@ -9,6 +9,7 @@ or interrupted) the lent toolbox refuses to run or record anything, and counts w
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from evigate.errors import AgentError
@@ -17,8 +18,9 @@ from evigate.errors import AgentError
 class CallToolbox:
     """Delegates to ``toolbox`` until :meth:`close`; every other attribute (registry, invocations, …) passes through."""
 
-    def __init__(self, toolbox: Any, agent: str) -> None:
-        self._toolbox, self._agent = toolbox, agent
+    def __init__(self, toolbox: Any, agent: str, on_call: Callable[[str, Any], None] | None = None) -> None:
+        """``on_call(tool_name, result)`` hears of every call that ran (progress events); it must not raise."""
+        self._toolbox, self._agent, self._on_call = toolbox, agent, on_call
         # Held for the whole of a tool call, so that a call recorded before the deadline finishes before close()
         # returns, and none starts after it (local tools are millisecond DuckDB queries).
         self._lock = threading.Lock()
@@ -36,13 +38,16 @@ class CallToolbox:
                 self.refused += 1
                 ended = self._closed_because
                 raise AgentError(f"{self._agent} called {name!r} after its call ended ({ended}): not run, not recorded")
-            return self._toolbox.call(name, **args)
+            result = self._toolbox.call(name, **args)
+        if self._on_call is not None:
+            self._on_call(name, result)
+        return result
 
     def for_round(self, round: int) -> CallToolbox:
         """The same lent toolbox under another round; it ends with this call too."""
         if self.closed:
             raise AgentError(f"{self._agent}'s toolbox was taken back ({self._closed_because})")
-        child = CallToolbox(self._toolbox.for_round(round), self._agent)
+        child = CallToolbox(self._toolbox.for_round(round), self._agent, self._on_call)
         self._children.append(child)
         return child
 

@@ -90,7 +90,8 @@ def call_agent(
     marker = base_lm.GLOBAL_HISTORY[-1] if base_lm.GLOBAL_HISTORY else None
     progress.stage_started(agent_name)
     started = time.perf_counter()
-    lent = CallToolbox(inputs["toolbox"], agent_name) if inputs.get("toolbox") is not None else None
+    reporter = progress.tool_call_reporter()  # the agent runs on a thread of its own: hand it the observer
+    lent = CallToolbox(inputs["toolbox"], agent_name, reporter) if inputs.get("toolbox") is not None else None
     if lent is not None:
         inputs["toolbox"] = lent
 

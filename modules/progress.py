@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-EventKind = Literal["session_started", "stage_started", "stage_finished"]
+EventKind = Literal["session_started", "stage_started", "stage_finished", "tool_call"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class ProgressEvent:
     ok: bool | None = None  # stage_finished only: whether the stage produced a usable result
     stage_seconds: float | None = None  # stage_finished only
     detail: str | None = None
+    tool: str | None = None  # tool_call only: the tool an agent called, and the invocation recorded for it
+    invocation_id: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in asdict(self).items() if value is not None}
@@ -87,6 +89,21 @@ def stage_finished(stage: str, *, ok: bool, detail: str | None = None) -> None:
         began = watch.stage_started
         seconds = round(time.perf_counter() - began, 3) if began is not None else None
         _deliver(watch, "stage_finished", stage=stage, ok=ok, stage_seconds=seconds, detail=detail)
+
+
+def tool_call_reporter() -> Callable[[str, Any], None] | None:
+    """A reporter of tool calls for this context's observer, to hand to the thread that runs an agent (the context
+    variable does not follow it there); None when nobody observes. ``report(tool_name, result)`` takes a ToolResult.
+    """
+    watch = _WATCH.get()
+    if watch is None:
+        return None
+
+    def report(tool: str, result: Any) -> None:
+        _deliver(watch, "tool_call", stage="executor", tool=tool, ok=bool(getattr(result, "success", False)),
+                 invocation_id=getattr(result, "invocation_id", None), detail=getattr(result, "error", None))
+
+    return report
 
 
 def _deliver(watch: _Watch, kind: EventKind, **fields: Any) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evigate.errors import StoreError
+from evigate.modules import progress
 from evigate.modules.audit import RoundFlag, RoundState, record_step
 from evigate.modules.calls import call_agent
 from evigate.modules.judgement import judge, verifier_output_or_none
@@ -93,6 +94,7 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         rewrites, observed = added.rewrites, added.observed
         parsed = ParsedOutput(parsed.status, parsed.detail, added.data)
         notes.extend(f"claim {r.claim_id} rewritten by code ({r.why}): {r.new_text[:120]}" for r in rewrites)
+    progress.stage_started("gatekeeper")
     gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
     rejected = {item.claim_id for item in observed} & {*gate.failed_claims, *gate.excluded_claims}
     if rejected:
@@ -102,6 +104,8 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         rewrites = [item for item in rewrites if item.claim_id not in rejected]
         parsed = ParsedOutput(parsed.status, parsed.detail, without_claims(parsed.data, rejected))
         gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
+    failed = f"; failed: {', '.join(gate.result.failed_rules)}" if gate.result.failed_rules else ""
+    progress.stage_finished("gatekeeper", ok=True, detail=f"{gate.result.status}{failed}")
 
     verifier_output: VerifierOutput | None = None
     verifier_trace = trace_summary
@@ -156,6 +160,7 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         notes=notes,
         flags=flags,
         rewrites=rewrites,
+        spans=gate.spans,
     )
 
 

@@ -10,9 +10,10 @@ python3 -m venv .venv
 # llama-cpp-python compiles llama.cpp from source on first install: about 5-10 minutes on 2 cores.
 .venv/bin/pip install -q -e '.[dev]'
 
-# The MLflow UI test drives Debian's headless Chromium; install it where we are allowed to (root, apt available).
+# The MLflow UI and workbench tests drive Debian's headless Chromium (CJK fonts: the pages' Chinese text in the
+# screenshots); install it where we are allowed to (root, apt available).
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null) \
     || echo "chromium could not be installed: the browser test will skip"
 fi
 

@@ -27,6 +27,7 @@ from evigate.signatures.executor import (
     RecommendedAction,
 )
 from evigate.signatures.gatekeeper import (
+    BindingSpan,
     ExecutorOutputParseStatus,
     GatekeeperError,
     GatekeeperResult,
@@ -95,6 +96,7 @@ __all__ = [
     "SELF_EVALUATION_SLOTS",
     "AllowedClaim",
     "AllowedHypothesis",
+    "BindingSpan",
     "Claim",
     "ClaimCheck",
     "ClaimType",

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evigate.signatures.composer import ComposerInput, ComposerOutput
-from evigate.signatures.gatekeeper import ExecutorOutputParseStatus, GatekeeperResult
+from evigate.signatures.gatekeeper import BindingSpan, ExecutorOutputParseStatus, GatekeeperResult
 from evigate.signatures.tooling import RetryContext, ToolTraceEntry
 from evigate.signatures.verifier import ClaimCheck, FactChecked, HypothesisCheck, Verdict
 
@@ -64,6 +64,8 @@ class VerifierEvaluation(BaseModel):
     executor_structured_output: dict[str, Any] | None = None
     tool_trace_summary: list[ToolTraceEntry] = Field(default_factory=list)
     gatekeeper_result: GatekeeperResult = Field(default_factory=GatekeeperResult)
+    # where the Gatekeeper found each accepted binding's excerpt (offsets in the whole stored output)
+    binding_spans: list[BindingSpan] = Field(default_factory=list)
     composer_input: ComposerInput | None = None
     composer_output: ComposerOutput | None = None
     composer_violations: list[str] = Field(default_factory=list)

@@ -12,6 +12,8 @@ Other tables of the same file (the demo world) are created through :meth:`AuditS
 """
 
 from evigate.store.audit import SESSION_STATUSES, THOUGHT_CHARS, AuditStore
+from evigate.store.listing import SessionQuery
 from evigate.store.preview import TRUNCATION_MARKER, make_preview, split_preview
 
-__all__ = ["SESSION_STATUSES", "THOUGHT_CHARS", "TRUNCATION_MARKER", "AuditStore", "make_preview", "split_preview"]
+__all__ = ["SESSION_STATUSES", "THOUGHT_CHARS", "TRUNCATION_MARKER", "AuditStore", "SessionQuery", "make_preview",
+           "split_preview"]

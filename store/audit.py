@@ -27,6 +27,7 @@ from evigate.signatures import ToolInvocation
 from evigate.store.codec import clean_text, require_finite, to_json_text
 from evigate.store.connection import normalise_path
 from evigate.store.duck import LOCK_WAIT_SECONDS, DuckDBBackend, LeasedCursor
+from evigate.store.listing import SessionQuery, invocation_records_statement, listing_statements
 from evigate.store.liveness import Heartbeat, interrupt_orphans, this_process
 from evigate.store.postgres import PostgresBackend, is_postgres_url
 from evigate.store.preview import make_preview
@@ -224,6 +225,17 @@ class AuditStore:
             raise AuditValueError(f"limit must be an int >= 0, got {limit!r}")
         return self._read("SELECT_SESSIONS", [limit], SESSION_JSON_COLUMNS)
 
+    def find_sessions(self, query: SessionQuery | None = None) -> dict[str, Any]:
+        """One page of sessions matching ``query``, newest first: ``{"sessions", "total", "limit", "offset"}``.
+
+        Rows carry the listing columns only (no answer, settings or self_evaluation); ``total`` counts every match.
+        """
+        query = query or SessionQuery()
+        count, page, params = listing_statements(query, postgres=self.backend == "postgresql")
+        total = self._read_sql(count, params, {})[0]["total"]
+        rows = self._read_sql(page, [*params, query.limit, query.offset], {})
+        return {"sessions": rows, "total": int(total), "limit": query.limit, "offset": query.offset}
+
     # -- tool invocations --------------------------------------------------------------------------------
 
     def record_invocation(
@@ -259,6 +271,17 @@ class AuditStore:
         else:
             records = self._read("SELECT_ROUND_INVOCATIONS", [session_id, round], INVOCATION_JSON_COLUMNS)
         return [ToolInvocation(**record) for record in records]
+
+    def invocation_records(
+        self, session_id: str, *, invocation_id: int | None = None, with_output: bool = True
+    ) -> list[dict[str, Any]]:
+        """The session's invocations (or the one ``invocation_id``) for a viewer, oldest first: every column but the
+        preview, ``output_chars``, and the whole ``output`` when ``with_output``; [] for an unknown session."""
+        self._require_open()
+        statement = invocation_records_statement(
+            self.backend == "postgresql", with_output=with_output, one=invocation_id is not None)
+        params = [session_id] if invocation_id is None else [session_id, invocation_id]
+        return self._read_sql(statement, params, INVOCATION_JSON_COLUMNS)
 
     def invocation_output(self, invocation_id: int) -> str:
         """The whole output of one invocation (the preview may be truncated)."""
@@ -312,6 +335,11 @@ class AuditStore:
     def _read(self, statement: str, params: Sequence[Any], json_columns: dict) -> list[dict[str, Any]]:
         self._require_open()
         return self._backend.read(getattr(self._backend.dialect, statement), list(params), json_columns)
+
+    def _read_sql(self, sql_text: str, params: Sequence[Any], json_columns: dict) -> list[dict[str, Any]]:
+        """A statement built for this backend (placeholders already its own), every value a parameter."""
+        self._require_open()
+        return self._backend.read(sql_text, list(params), json_columns)
 
     def _write(
         self, statement: str, params: Sequence[Any], *, session_id: str, serialise_session_update: bool = False

@@ -56,6 +56,10 @@ def test_wheel_ships_package_data_and_no_top_level_folders(wheel: Path) -> None:
     assert any(name.startswith("evigate/store/") and name.endswith(".sql") for name in names)
     assert any(name.startswith("evigate/demo/") and name.endswith(".md") for name in names)
     assert "evigate/domain/starter/domain.yaml" in names and "evigate/domain/starter/logs/app.jsonl" in names
+    # the Trace Workbench's templates and its own script and style (issue 20)
+    assert {"evigate/serve/templates/base.html", "evigate/serve/templates/_session.html",
+            "evigate/serve/static/workbench.js", "evigate/serve/static/session.js",
+            "evigate/serve/static/workbench.css"} <= set(names)
     assert all(f"evigate/{part}/py.typed" in names for part in ("rules", "signatures", "modules"))
 
 

@@ -88,22 +88,45 @@ def _agent_problems(store: Any, session_id: str) -> list[str]:
 
 @app.command("show")
 def show(
-    session_id: str = typer.Argument(..., help="a session id printed by `evigate ask`"),
+    session_id: str | None = typer.Argument(None, help="a session id printed by `evigate ask` (or --list)"),
     database: str | None = typer.Option(None, "--database", "-d", help=_DATABASE_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the raw audit record as JSON"),
+    list_sessions: bool = typer.Option(False, "--list", help="list past sessions, newest first (filters below)"),
+    verdict: str | None = typer.Option(None, "--verdict", help="--list: PASS | LOW_CONFID | REJECT"),
+    output_type: str | None = typer.Option(None, "--output-type", help="--list: NORMAL | LOW_CONFID_WITH_DISCLAIMER "
+                                                                       "| DEGRADED"),
+    status: str | None = typer.Option(None, "--status", help="--list: running | finished | failed | interrupted"),
+    since: str | None = typer.Option(None, "--since", help="--list: created at or after (ISO 8601, UTC)"),
+    until: str | None = typer.Option(None, "--until", help="--list: created before (ISO 8601, UTC)"),
+    text: str | None = typer.Option(None, "--text", help="--list: text in the question, answer or session id"),
+    limit: int = typer.Option(20, "--limit", help="--list: sessions per page (1-200)"),
+    offset: int = typer.Option(0, "--offset", help="--list: sessions to skip"),
 ) -> None:
     """Print the audit chain: final answer → composer input → verifier → gatekeeper → tool invocations."""
     from evigate.serve.records import session_record
     from evigate.settings import load_settings
-    from evigate.store import AuditStore
+    from evigate.store import AuditStore, SessionQuery
 
+    if list_sessions == (session_id is not None):
+        print_error(console, "give a session id, or --list (with filters) to list sessions, not both")
+        raise typer.Exit(2)
     try:
         path = load_settings(database=str(database) if database else None).database
+        query = SessionQuery(verdict=verdict, output_type=output_type, status=status, since=since, until=until,
+                             text=text, limit=limit, offset=offset) if list_sessions else None
         with AuditStore(path, read_only=True) as store:  # closed at once: another process may want to write
-            record = session_record(store, session_id)
+            if query is not None:
+                page = store.find_sessions(query)
+            else:
+                record = session_record(store, str(session_id))
     except EvigateError as exc:
         print_error(console, exc)
         raise typer.Exit(2) from None
+    if query is not None:
+        from evigate.cli.listing import print_sessions
+
+        print_sessions(console, page, as_json)
+        return
     if as_json:
         typer.echo(json.dumps(record, ensure_ascii=False, indent=2))
         return

@@ -2,8 +2,10 @@
 
     POST /v1/diagnoses {"query": "...", "locale": "zh"|"en"}      → 200 DiagnosisResult JSON
     POST /v1/diagnoses?stream=true  (or Accept: text/event-stream) → 200 text/event-stream:
-         event: queued | session_started | stage_started | stage_finished | result | error
+         event: queued | session_started | stage_started | stage_finished | tool_call | result | error
+    GET  /v1/sessions?verdict=&output_type=&status=&since=&until=&q=&limit=&offset= → sessions, newest first
     GET  /v1/sessions/{session_id}                                  → the audit chain (= `evigate show --json`)
+    GET  /, /sessions, /sessions/{id}, /verify                      → the Trace Workbench (evigate/serve/pages.py)
     GET  /healthz                                                   → {"status": "ok", running, queued, capacity}
     GET  /docs, /openapi.json
 
@@ -40,8 +42,10 @@ from evigate.serve.limits import (
     BodyLimitMiddleware,
     has_visible_text,
 )
+from evigate.serve.pages import mount_pages
 from evigate.serve.pool import DiagnosisPool, Job, PoolClosed, PoolFull
 from evigate.serve.records import session_record
+from evigate.serve.sessions_api import mount_sessions_api
 from evigate.signatures import DiagnosisResult
 
 SSE_KEEPALIVE_S = 15.0
@@ -171,6 +175,8 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
         except SessionNotFoundError:
             raise _Refused(404, f"no session {session_id}") from None
 
+    mount_sessions_api(app, lambda: pool.store, authorize, _Refused)
+    mount_pages(app, pool, authorize, _Refused)  # the Trace Workbench (evigate/serve/pages.py)
     return app
 
 

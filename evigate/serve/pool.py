@@ -85,6 +85,11 @@ class DiagnosisPool:
         return self._workers[0].program.store
 
     @property
+    def program_settings(self) -> Any:
+        """The settings the programs run with (domain, locale), for pages that show them."""
+        return self._workers[0].program.settings
+
+    @property
     def workers(self) -> int:
         return len(self._workers)
 

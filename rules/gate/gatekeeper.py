@@ -17,8 +17,10 @@ from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleSpec
 from evigate.rules.gate.config import apply_overrides, load_builtin_specs, load_user_specs
 from evigate.rules.gate.parsing import ParsedOutput, parse_executor_output
 from evigate.rules.gate.session import InvocationView, SessionIndex, as_view, claim_key
+from evigate.rules.gate.spans import matched_spans
 from evigate.rules.text.vocabulary import EntityVocabulary
 from evigate.signatures import (
+    BindingSpan,
     ExecutorOutputParseStatus,
     GatekeeperError,
     GatekeeperResult,
@@ -55,7 +57,8 @@ class GateOutcome:
 
     ``result`` is the §12 record; ``normalized`` the §11.1-normalised output (None when the output is no object);
     ``excluded_claims`` the ids of claims a ``reject_on_fail`` rule hit (never shown to a user);
-    ``failed_claims`` the ids of claims any fail-level error targets (never allowed, §15.3).
+    ``failed_claims`` the ids of claims any fail-level error targets (never allowed, §15.3);
+    ``spans`` where each accepted binding's excerpt sits in the cited outputs (for the audit and its viewers).
     """
 
     result: GatekeeperResult
@@ -63,6 +66,7 @@ class GateOutcome:
     excluded_claims: list[str] = field(default_factory=list)
     failed_claims: list[str] = field(default_factory=list)
     parse_status: ExecutorOutputParseStatus | None = None
+    spans: list[BindingSpan] = field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -268,7 +272,16 @@ class Gatekeeper:
             ),
             failed_claims=claim_ids_of_targets(normalized, errors, lambda e: e.level == "fail"),
             parse_status=parsed.parse_status,
+            spans=self._spans(context, errors) if normalized is not None else [],
         )
+
+    @staticmethod
+    def _spans(context: RuleContext, errors: list[GatekeeperError]) -> list[BindingSpan]:
+        """Where accepted bindings matched; a failure here costs the viewer its highlights, never a verdict."""
+        try:
+            return matched_spans(context, errors)
+        except Exception:
+            return []
 
     @staticmethod
     def _run(rule: Rule, context: RuleContext, spec: RuleSpec) -> list[RuleFinding]:

@@ -163,6 +163,37 @@ def aligned_windows(excerpt: str, haystack: str, margin: int = 8) -> list[str]:
     return windows
 
 
+MIN_LOCATED_SCORE = 60.0
+"""partial_ratio (0–100) below which an aligned window is no place worth showing as the excerpt's source."""
+
+
+def locate_excerpt(excerpt: str, haystack: str) -> list[tuple[int, int, float]]:
+    """Where an excerpt sits in ``haystack``: ``(start, end, score)`` offsets into ``haystack`` as written.
+
+    The whole excerpt found verbatim gives one span with score 1.0. Otherwise each "A … B" segment gives the
+    span the similarity rule itself aligns (:func:`_window_coverage`: a case-insensitive ``partial_ratio``
+    alignment), score 1.0 where the segment occurs as written; segments with no place scoring
+    :data:`MIN_LOCATED_SCORE` are left out. Offsets stay exact: case-folding that changes a text's length (ß → ss)
+    falls back to aligning the text as written.
+    """
+    verbatim = excerpt.strip()
+    if verbatim and (start := haystack.find(verbatim)) >= 0:
+        return [(start, start + len(verbatim), 1.0)]
+    folded = _casefolded(haystack)
+    same_length = len(folded) == len(haystack)
+    spans: list[tuple[int, int, float]] = []
+    for segment in _segments(excerpt):
+        start = haystack.find(segment)
+        if start >= 0:
+            spans.append((start, start + len(segment), 1.0))
+            continue
+        probe, target = (segment.casefold(), folded) if same_length else (segment, haystack)
+        alignment = fuzz.partial_ratio_alignment(probe, target, score_cutoff=MIN_LOCATED_SCORE)
+        if alignment is not None and alignment.dest_end > alignment.dest_start:
+            spans.append((alignment.dest_start, alignment.dest_end, round(alignment.score / 100, 4)))
+    return spans
+
+
 def _segments(excerpt: str) -> list[str]:
     """An excerpt cut at ellipses ("A … B"), edges trimmed, empty pieces dropped."""
     written = squash_whitespace(excerpt[:MAX_EXCERPT_CHARS])

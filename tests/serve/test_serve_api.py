@@ -80,7 +80,7 @@ def test_progress_arrives_as_server_sent_events_in_stage_order_then_the_result(s
     assert names[0] == "queued" and names[1] == "session_started" and names[-1] == "result"
     stages = [(name, data["stage"]) for name, data in events if name.startswith("stage_")]
     assert stages == [
-        (kind, stage) for stage in ("planner", "executor", "verifier", "composer")
+        (kind, stage) for stage in ("planner", "executor", "gatekeeper", "verifier", "composer")
         for kind in ("stage_started", "stage_finished")
     ]
     session_id = events[1][1]["session_id"]
@@ -89,6 +89,8 @@ def test_progress_arrives_as_server_sent_events_in_stage_order_then_the_result(s
     elapsed = [data["elapsed_s"] for name, data in events[1:-1]]
     assert elapsed == sorted(elapsed)
     assert all(data["ok"] is True for name, data in events if name == "stage_finished")
+    tools = [(data["tool"], data["invocation_id"], data["ok"]) for name, data in events if name == "tool_call"]
+    assert tools and all(invocation_id is not None and ok for _, invocation_id, ok in tools)  # the executor's calls
     assert events[-1][1]["verdict"] == "PASS"
     assert sse_events(by_accept.text)[-1][0] == "result"
 
@@ -98,8 +100,8 @@ def test_a_second_round_shows_in_the_events_round_numbers(start_server: Any) -> 
     with httpx.Client(base_url=server.url, timeout=30) as client:
         events = sse_events(client.post("/v1/diagnoses?stream=true", json={"query": QUERY}).text)
     rounds = [(data["round"], data["stage"]) for name, data in events if name == "stage_started"]
-    assert rounds[:3] == [(1, "planner"), (1, "executor"), (1, "verifier")]
-    assert (2, "planner") in rounds and rounds.index((2, "planner")) == 3
+    assert rounds[:4] == [(1, "planner"), (1, "executor"), (1, "gatekeeper"), (1, "verifier")]
+    assert (2, "planner") in rounds and rounds.index((2, "planner")) == 4
     assert events[-1][0] == "result" and events[-1][1]["rounds"] == 2
 
 

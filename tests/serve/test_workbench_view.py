@@ -1,0 +1,30 @@
+"""The workbench's view of a session (evigate/serve/workbench.py): offsets for the browser, sentence-claim links."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evigate.rules.text.normalize import compact, fold
+from evigate.serve.workbench import answer_parts, linked_claims
+
+
+def _claims(*texts: str) -> list[dict[str, str]]:
+    return [{"id": f"c{i}", "text": t, "core": compact(fold(t))} for i, t in enumerate(texts, start=1)]
+
+
+@given(st.text(max_size=200))
+def test_answer_parts_keep_every_character_of_the_answer_in_order(answer: str) -> None:
+    parts = answer_parts(answer, _claims("订单 123 支付失败"))
+    assert "".join(part["text"] for part in parts) == answer
+
+
+def test_a_sentence_links_to_the_claims_it_states_and_to_none_it_only_shares_a_quote_with() -> None:
+    claims = _claims("订单 123 支付失败，错误码 ERR_TIMEOUT", "pay-gateway 调用 unionpay 超时 5300ms",
+                     "order-db load is high: see the dashboard")
+    assert linked_claims("已确认：订单 123 支付失败，错误码 ERR_TIMEOUT；", claims) == ["c1"]
+    assert linked_claims("Pay-Gateway 调用 UnionPay 超时 5300ms。", claims) == ["c2"]  # case and spaces aside
+    both = "订单 123 支付失败，错误码 ERR_TIMEOUT，pay-gateway 调用 unionpay 超时 5300ms。"
+    assert linked_claims(both, claims) == ["c1", "c2"]
+    assert linked_claims("see the dashboard.", claims) == []  # a shared fragment is no statement of the claim
+    assert linked_claims("……", claims) == []
