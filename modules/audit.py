@@ -9,9 +9,11 @@ from evigate.modules.calls import AgentCall
 from evigate.signatures import (
     ComposerInput,
     ComposerOutput,
+    Contributions,
     ExecutorOutputParseStatus,
     GatekeeperResult,
     RetryContext,
+    RoundContribution,
     RoundRecord,
     ToolTraceEntry,
     VerifierEvaluation,
@@ -38,6 +40,7 @@ class RoundState:
     notes: list[str] = field(default_factory=list)
     flags: set[RoundFlag] = field(default_factory=set)
     rewrites: list[Any] = field(default_factory=list)  # evigate.rules.verdict.junk_claims.ClaimRewrite
+    contribution: RoundContribution | None = None
 
     def record(self) -> RoundRecord:
         return RoundRecord(
@@ -106,6 +109,11 @@ def code_confirmation(state: RoundState) -> dict[str, Any]:
         "verifier_model_called": "verifier_skipped" not in state.flags and state.parse_status.status == "valid",
         "flags": sorted(state.flags),
     }
+
+
+def write_contributions(store: Any, session_id: str, contributions: Contributions) -> None:
+    """The ``contributions`` slot, whole (it holds every round so far), through the store's atomic slot merge."""
+    store.merge_self_evaluation(session_id, "contributions", contributions.model_dump(mode="json"))
 
 
 def record_step(store: Any, session_id: str, round_number: int, call: AgentCall, thought: str) -> None:

@@ -8,16 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from evigate.modules.audit import RoundState, record_step
+from evigate.modules.audit import RoundState, record_step, write_contributions
 from evigate.modules.calls import call_agent, late_notes_to
+from evigate.modules.contributions import composer_contribution
 from evigate.modules.judgement import guard_composer_output
 from evigate.modules.rule_writer import RuleEvaluationWriter
 from evigate.rules import OUTPUT_TYPE_OF_VERDICT, build_composer_input, render_answer, render_parse_failure
-from evigate.signatures import ComposerOutput, DiagnosisResult, RoundRecord, VerifierOutput
+from evigate.signatures import ComposerOutput, Contributions, DiagnosisResult, RoundRecord, VerifierOutput
 
 
 def finish_diagnosis(
-    program: Any, session_id: str, query: str, state: RoundState, history: list[RoundRecord]
+    program: Any,
+    session_id: str,
+    query: str,
+    state: RoundState,
+    history: list[RoundRecord],
+    contributions: Contributions | None = None,
 ) -> DiagnosisResult:
     """Compose (or render) the answer, write the final evaluation and finish the session, after the last round.
 
@@ -33,14 +39,18 @@ def finish_diagnosis(
     composer_output: ComposerOutput | None = None
     violations: list[str] = []
     degraded_reason = "; ".join(decision.reasons) if decision.verdict == "REJECT" else None
+    skipped = _composer_skipped(state, program.settings.composer.enabled)
     if state.parse_status.status != "valid":
         answer = render_parse_failure(query, state.parse_status, locale=locale)
-    elif decision.verdict == "REJECT" or not program.settings.composer.enabled:
+    elif skipped is not None:
         answer = render_answer(composer_input, None, locale=locale)
     else:
         with late_notes_to(program.store, session_id, state.round):
             composer_output, violations = _compose(program, session_id, state, composer_input)
         answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
+    if contributions is not None:
+        contributions.composer = composer_contribution(skipped=skipped, violations=violations)
+        write_contributions(program.store, session_id, contributions)
     program._write_evaluation(
         session_id,
         state,
@@ -94,6 +104,17 @@ def _compose(
         "composer output accepted" if not violations else f"replaced by renderer: {violations[:2]}",
     )
     return output, violations
+
+
+def _composer_skipped(state: RoundState, enabled: bool) -> str | None:
+    """Why the Composer is not asked for this answer (the templates alone write it), or None when it is."""
+    if state.parse_status.status != "valid":
+        return f"executor output {state.parse_status.status}: the answer is rendered from templates (§15.4)"
+    if state.decision.verdict == "REJECT":
+        return "verdict REJECT: the answer is rendered from templates (§19.2.1)"
+    if not enabled:
+        return "the Composer is disabled in the settings (composer.enabled: false)"
+    return None
 
 
 def _no_judgement() -> VerifierOutput:

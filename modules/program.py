@@ -18,7 +18,7 @@ from evigate.domain import Domain, load_domain
 from evigate.llm.models import is_local_model
 from evigate.modules import progress
 from evigate.modules.assembly import gatekeeper_from_settings
-from evigate.modules.audit import RoundState, verifier_evaluation
+from evigate.modules.audit import RoundState, verifier_evaluation, write_contributions
 from evigate.modules.calls import late_notes_to
 from evigate.modules.composer import Composer
 from evigate.modules.executor import Executor, step_key
@@ -30,7 +30,7 @@ from evigate.modules.saved_state import load_agent_state, sha256_of, write_manif
 from evigate.modules.verifier import Verifier
 from evigate.rules import Gatekeeper, build_retry_context, score_rule_evaluation
 from evigate.settings import AGENTS, Settings, load_settings
-from evigate.signatures import DiagnosisResult, RoundRecord
+from evigate.signatures import Contributions, DiagnosisResult, RoundRecord
 from evigate.store import AuditStore
 from evigate.tools import DataSource, Toolbox
 
@@ -155,6 +155,7 @@ class DiagnosisProgram(dspy.Module):
         history: list[RoundRecord] = []
         retry = None
         state: RoundState | None = None
+        contributions = Contributions()
         try:
             for round_number in range(1, MAX_ROUNDS + 1):
                 progress.round_started(round_number)
@@ -162,12 +163,15 @@ class DiagnosisProgram(dspy.Module):
                     state = run_round(self, session_id, query, round_number, retry)
                 state.retry_context = retry
                 self._write_evaluation(session_id, state, history)
+                if state.contribution is not None:
+                    contributions.rounds.append(state.contribution)
+                    write_contributions(self.store, session_id, contributions)
                 if not self._needs_another_round(state, round_number):
                     break
                 history.append(state.record())
                 retry = build_retry_context(state.decision, state.normalized, round_number, self._completed(session_id))
             assert state is not None
-            return self._finish(session_id, query, state, history)
+            return finish_diagnosis(self, session_id, query, state, history, contributions)
         except BaseException as exc:
             # An infrastructure failure, or Ctrl-C / a termination signal (KeyboardInterrupt, SystemExit): record it
             # on the session so that it never stays `running`, then let it go on up.
@@ -201,9 +205,6 @@ class DiagnosisProgram(dspy.Module):
 
     def _completed(self, session_id: str) -> list[str]:
         return [step_key(inv.tool_name, inv.input) for inv in self.store.invocations(session_id) if inv.success]
-
-    def _finish(self, session_id: str, query: str, state: RoundState, history: list[RoundRecord]) -> DiagnosisResult:
-        return finish_diagnosis(self, session_id, query, state, history)
 
     def _write_evaluation(self, session_id: str, state: RoundState, history: list[RoundRecord], **final: Any) -> None:
         evaluation = verifier_evaluation(state, history, **final)

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from evigate.errors import StoreError
 from evigate.modules.audit import RoundFlag, RoundState, record_step
 from evigate.modules.calls import call_agent
+from evigate.modules.contributions import executor_contribution, failed_claim_reasons, verifier_contribution
 from evigate.modules.judgement import judge, verifier_output_or_none
 from evigate.modules.planner import Planner
 from evigate.modules.trace_summary import build_tool_trace_summary, truncate_trace_summary
@@ -17,7 +18,7 @@ from evigate.rules import ParsedOutput, parse_executor_output
 from evigate.rules.verdict.anchor_observations import without_claims
 from evigate.rules.verdict.code_claims import add_code_claims
 from evigate.rules.verdict.junk_claims import ClaimRewrite
-from evigate.signatures import Plan, RetryContext, VerifierInput, VerifierOutput
+from evigate.signatures import Plan, RetryContext, RoundContribution, VerifierInput, VerifierOutput
 from evigate.signatures.agents import WriteEvidence
 
 VERIFIER_SKIPPED = "not called"
@@ -87,6 +88,7 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
     session = program.gatekeeper.session_index(invocations, session_id, trace_summary, query)
     rewrites: list[ClaimRewrite] = []
     observed: list[ClaimRewrite] = []
+    written = parsed.data  # the Executor's own output, before code adds or rewrites claims
     if parsed.status == "valid":
         added = add_code_claims(parsed.data, session, query=query, instructions=_EXECUTOR_PROMPT,
                                 locale=settings.locale)
@@ -95,6 +97,7 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         notes.extend(f"claim {r.claim_id} rewritten by code ({r.why}): {r.new_text[:120]}" for r in rewrites)
     gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
     rejected = {item.claim_id for item in observed} & {*gate.failed_claims, *gate.excluded_claims}
+    observations_dropped = failed_claim_reasons(gate, rejected)
     if rejected:
         # An observation code added must never cost the verdict: one a rule fails is dropped, and the gate reruns.
         notes.append(f"observation(s) added by code dropped, a Gatekeeper rule failed them: {sorted(rejected)}")
@@ -156,6 +159,12 @@ def run_round(program: Any, session_id: str, query: str, round_number: int, retr
         notes=notes,
         flags=flags,
         rewrites=rewrites,
+        contribution=RoundContribution(
+            round=round_number,
+            executor=executor_contribution(written, gate, rewrites=rewrites, observed=observed,
+                                           observations_dropped=observations_dropped),
+            verifier=verifier_contribution(judgement.decision, model_called=judgement.model_called),
+        ),
     )
 
 
