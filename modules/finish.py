@@ -6,63 +6,61 @@ Code decides which: a parse failure or a REJECT is rendered from templates; othe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from evigate.modules.audit import RoundState, record_step, write_contributions
-from evigate.modules.calls import call_agent, late_notes_to
+from evigate.modules.audit import (
+    RoundState,
+    SessionRun,
+    record_step,
+    write_contributions,
+    write_evaluation,
+    write_rule_evaluation,
+)
 from evigate.modules.contributions import composer_contribution
 from evigate.modules.judgement import guard_composer_output
 from evigate.modules.rule_writer import RuleEvaluationWriter
 from evigate.rules import OUTPUT_TYPE_OF_VERDICT, build_composer_input, render_answer, render_parse_failure
-from evigate.signatures import ComposerOutput, Contributions, DiagnosisResult, RoundRecord, VerifierOutput
+from evigate.signatures import ComposerInput, ComposerOutput, DiagnosisResult, VerifierOutput
+
+if TYPE_CHECKING:  # rounds imports nothing from here; the runner is only passed in
+    from evigate.modules.rounds import RoundRunner
 
 
-def finish_diagnosis(
-    program: Any,
-    session_id: str,
-    query: str,
-    state: RoundState,
-    history: list[RoundRecord],
-    contributions: Contributions | None = None,
-) -> DiagnosisResult:
-    """Compose (or render) the answer, write the final evaluation and finish the session, after the last round.
-
-    ``program`` is a DiagnosisProgram; its ``_write_evaluation`` and ``_write_rule_evaluation`` write the slots.
-    """
+def finish_diagnosis(runner: RoundRunner, run: SessionRun, state: RoundState) -> DiagnosisResult:
+    """Compose (or render) the answer, write the final evaluation and finish the session, after the last round."""
+    store, session_id = runner.store, run.session_id
     # V1: the rule score is a second, independent writer of self_evaluation; its failure is recorded, not lost.
-    rule_writer = RuleEvaluationWriter(lambda: program._write_rule_evaluation(session_id, state))
-    decision, locale = state.decision, program.settings.locale
+    rule_writer = RuleEvaluationWriter(lambda: write_rule_evaluation(store, session_id, state))
+    decision, locale = state.decision, runner.settings.locale
     output_type = OUTPUT_TYPE_OF_VERDICT[decision.verdict]
     composer_input = build_composer_input(
-        query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result
+        run.query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result
     )
     composer_output: ComposerOutput | None = None
     violations: list[str] = []
     degraded_reason = "; ".join(decision.reasons) if decision.verdict == "REJECT" else None
-    skipped = _composer_skipped(state, program.settings.composer.enabled)
+    skipped = _composer_skipped(state, runner.settings.composer.enabled)
     if state.parse_status.status != "valid":
-        answer = render_parse_failure(query, state.parse_status, locale=locale)
+        answer = render_parse_failure(run.query, state.parse_status, locale=locale)
     elif skipped is not None:
         answer = render_answer(composer_input, None, locale=locale)
     else:
-        with late_notes_to(program.store, session_id, state.round):
-            composer_output, violations = _compose(program, session_id, state, composer_input)
+        composer_output, violations = _compose(runner, session_id, state, composer_input)
         answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
-    if contributions is not None:
-        contributions.composer = composer_contribution(skipped=skipped, violations=violations)
-        write_contributions(program.store, session_id, contributions)
-    program._write_evaluation(
-        session_id,
+    run.contributions.composer = composer_contribution(skipped=skipped, violations=violations)
+    write_contributions(store, run)
+    write_evaluation(
+        store,
+        run,
         state,
-        history,
         composer_input=composer_input,
         composer_output=composer_output,
         composer_violations=violations,
         output_type=output_type,
         degraded_reason=degraded_reason,
     )
-    rule_writer.settle(program.store, session_id, state.round, program.rule_evaluation_wait_seconds)
-    program.store.finish_session(
+    rule_writer.settle(store, session_id, state.round, runner.rule_evaluation_wait_seconds)
+    store.finish_session(
         session_id,
         output_type=output_type,
         verdict=decision.verdict,
@@ -80,16 +78,11 @@ def finish_diagnosis(
         degraded_reason=degraded_reason,
     )
 
+
 def _compose(
-    program: Any, session_id: str, state: RoundState, composer_input: Any
+    runner: RoundRunner, session_id: str, state: RoundState, composer_input: ComposerInput
 ) -> tuple[ComposerOutput | None, list[str]]:
-    call = call_agent(
-        program.composer,
-        "composer",
-        program.lm_for("composer"),
-        program.settings.timeouts.agent_seconds,
-        composer_input=composer_input,
-    )
+    call = runner.call("composer", session_id, state.round, composer_input=composer_input)
     output = getattr(call.prediction, "composer_output", None) if call.ok else None
     if not isinstance(output, ComposerOutput):
         violations = [f"composer output unusable: {call.error or type(output).__name__}"]
@@ -97,7 +90,7 @@ def _compose(
     else:
         violations = guard_composer_output(composer_input, output, state.normalized, state.decision)
     record_step(
-        program.store,
+        runner.store,
         session_id,
         state.round,
         call,
