@@ -1,4 +1,4 @@
-"""What one round leaves in the audit trail: agent_step rows and the §23 verifier_evaluation slot."""
+"""What a session leaves in the audit trail: agent_step rows and the self_evaluation slots it writes."""
 
 from __future__ import annotations
 
@@ -6,13 +6,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evigate.modules.calls import AgentCall
+from evigate.rules import score_rule_evaluation
 from evigate.signatures import (
     BindingSpan,
     ComposerInput,
     ComposerOutput,
+    Contributions,
     ExecutorOutputParseStatus,
     GatekeeperResult,
     RetryContext,
+    RoundContribution,
     RoundRecord,
     ToolTraceEntry,
     VerifierEvaluation,
@@ -40,6 +43,7 @@ class RoundState:
     flags: set[RoundFlag] = field(default_factory=set)
     rewrites: list[Any] = field(default_factory=list)  # evigate.rules.verdict.junk_claims.ClaimRewrite
     spans: list[BindingSpan] = field(default_factory=list)  # the Gatekeeper's matches of accepted bindings
+    contribution: RoundContribution | None = None
 
     def record(self) -> RoundRecord:
         return RoundRecord(
@@ -109,6 +113,33 @@ def code_confirmation(state: RoundState) -> dict[str, Any]:
         "verifier_model_called": "verifier_skipped" not in state.flags and state.parse_status.status == "valid",
         "flags": sorted(state.flags),
     }
+
+
+@dataclass
+class SessionRun:
+    """What a session keeps across its rounds: the earlier rounds' records and every agent's contributions."""
+
+    session_id: str
+    query: str
+    history: list[RoundRecord] = field(default_factory=list)
+    contributions: Contributions = field(default_factory=Contributions)
+
+
+def write_evaluation(store: Any, run: SessionRun, state: RoundState, **final: Any) -> None:
+    """The §23 ``verifier_evaluation`` slot for the current round (``final``: the answer's parts, at the end)."""
+    evaluation = verifier_evaluation(state, run.history, **final)
+    store.merge_self_evaluation(run.session_id, "verifier_evaluation", evaluation.model_dump(mode="json"))
+
+
+def write_rule_evaluation(store: Any, session_id: str, state: RoundState) -> None:
+    """V1's ``rule_evaluation`` slot: the rule-based evidence score of the final round."""
+    score = score_rule_evaluation(state.normalized, store.invocations(session_id), state.gate_result)
+    store.merge_self_evaluation(session_id, "rule_evaluation", score.model_dump(mode="json"))
+
+
+def write_contributions(store: Any, run: SessionRun) -> None:
+    """The ``contributions`` slot, whole (it holds every round so far), through the store's atomic slot merge."""
+    store.merge_self_evaluation(run.session_id, "contributions", run.contributions.model_dump(mode="json"))
 
 
 def record_step(store: Any, session_id: str, round_number: int, call: AgentCall, thought: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import contextlib
-import contextvars
 import logging
 import threading
 import time
@@ -26,27 +25,15 @@ from evigate.modules.call_toolbox import CallToolbox
 
 logger = logging.getLogger(__name__)
 
-# Where the running program wants late-result notes of agents that hold no toolbox (planner, verifier, composer):
-# set per round by DiagnosisProgram, read by call_agent in the thread that waits on the call.
-_LATE_NOTES: contextvars.ContextVar[Callable[[str, str], None] | None] = contextvars.ContextVar(
-    "evigate_late_notes", default=None
-)
+def discarded_step_note(store: Any, session_id: str, round_number: int, agent_name: str) -> Callable[[str], None]:
+    """A late-result note written as an agent step of this session and round (status ``discarded``)."""
 
-
-@contextlib.contextmanager
-def late_notes_to(store: Any, session_id: str, round_number: int) -> Iterator[None]:
-    """Agent calls made inside note a late result as a ``discarded`` agent step of this session and round."""
-
-    def note(agent_name: str, text: str) -> None:
+    def note(text: str) -> None:
         store.record_step(
             session_id, round_number, agent_name, thought=text, model_output="", status="discarded", error=text
         )
 
-    token = _LATE_NOTES.set(note)
-    try:
-        yield
-    finally:
-        _LATE_NOTES.reset(token)
+    return note
 
 
 @dataclass
@@ -84,8 +71,8 @@ def call_agent(
 
     A call that outlives ``timeout_s`` is reported as an error. Its worker thread cannot be killed and finishes in
     the background: a ``toolbox`` input is lent to this call only (`CallToolbox`), so the late thread can record no
-    more tool calls, and its result is discarded and noted — through ``note_late``, else where `late_notes_to`
-    points, else as an agent step of the toolbox's own session and round — never recorded into a later round.
+    more tool calls, and its result is discarded and noted — through ``note_late``, else as an agent step of the
+    toolbox's own session and round — never recorded into a later round.
     """
     marker = base_lm.GLOBAL_HISTORY[-1] if base_lm.GLOBAL_HISTORY else None
     progress.stage_started(agent_name)
@@ -94,6 +81,41 @@ def call_agent(
     lent = CallToolbox(inputs["toolbox"], agent_name, reporter) if inputs.get("toolbox") is not None else None
     if lent is not None:
         inputs["toolbox"] = lent
+
+    future = _start(agent, agent_name, lm, inputs)
+    prediction: Any = None
+    error: str | None = None
+    exception: BaseException | None = None
+    ended = "interrupted"
+    try:
+        prediction = future.result(timeout=timeout_s)
+        ended = "answered"
+    except concurrent.futures.TimeoutError:
+        ended = f"deadline of {timeout_s:g}s passed"
+        error = f"{agent_name} timed out after {timeout_s:.0f}s; a late result is discarded"
+        note = note_late or (_step_note(lent, agent_name) if lent is not None else None)
+        future.add_done_callback(lambda done: _discard_late(done, agent_name, started, timeout_s, lent, note))
+    except Exception as exc:  # any agent failure becomes data: the program degrades, it never crashes
+        ended = "failed"
+        exception = exc
+        error = f"{agent_name} failed: {type(exc).__name__}: {_short(str(exc))}"
+    finally:
+        if lent is not None:
+            lent.close(ended)
+    latency_ms = (time.perf_counter() - started) * 1000
+    if error is None and not isinstance(prediction, dspy.Prediction):
+        error = f"{agent_name} returned {type(prediction).__name__}, not a dspy.Prediction"
+        prediction = None
+    call = AgentCall(agent_name, prediction, latency_ms=latency_ms, error=error, exception=exception)
+    _attach_history(call, marker)
+    if exception is not None and hasattr(exception, "lm_response") and not call.raw_texts:
+        call.raw_texts.append(str(exception.lm_response))
+    progress.stage_finished(agent_name, ok=call.ok, detail=call.error)
+    return call
+
+
+def _start(agent: Any, agent_name: str, lm: dspy.LM | None, inputs: dict[str, Any]) -> concurrent.futures.Future[Any]:
+    """Run ``agent(**inputs)`` with ``lm`` and its adapter in context on a thread of its own; its future."""
 
     def run() -> Any:
         overrides: dict[str, Any] = {"adapter": adapter_for(lm if lm is not None else dspy.settings.lm)}
@@ -114,35 +136,7 @@ def call_agent(
     # model server would keep `evigate ask` from ending after Ctrl-C until the server answered.
     future.set_running_or_notify_cancel()
     threading.Thread(target=work, name=f"evigate-{agent_name}", daemon=True).start()
-    prediction: Any = None
-    error: str | None = None
-    exception: BaseException | None = None
-    ended = "interrupted"
-    try:
-        prediction = future.result(timeout=timeout_s)
-        ended = "answered"
-    except concurrent.futures.TimeoutError:
-        ended = f"deadline of {timeout_s:g}s passed"
-        error = f"{agent_name} timed out after {timeout_s:.0f}s; a late result is discarded"
-        note = note_late or _context_note(agent_name) or (_step_note(lent, agent_name) if lent is not None else None)
-        future.add_done_callback(lambda done: _discard_late(done, agent_name, started, timeout_s, lent, note))
-    except Exception as exc:  # any agent failure becomes data: the program degrades, it never crashes
-        ended = "failed"
-        exception = exc
-        error = f"{agent_name} failed: {type(exc).__name__}: {_short(str(exc))}"
-    finally:
-        if lent is not None:
-            lent.close(ended)
-    latency_ms = (time.perf_counter() - started) * 1000
-    if error is None and not isinstance(prediction, dspy.Prediction):
-        error = f"{agent_name} returned {type(prediction).__name__}, not a dspy.Prediction"
-        prediction = None
-    call = AgentCall(agent_name, prediction, latency_ms=latency_ms, error=error, exception=exception)
-    _attach_history(call, marker)
-    if exception is not None and hasattr(exception, "lm_response") and not call.raw_texts:
-        call.raw_texts.append(str(exception.lm_response))
-    progress.stage_finished(agent_name, ok=call.ok, detail=call.error)
-    return call
+    return future
 
 
 def _discard_late(
@@ -210,21 +204,9 @@ def finish_late_writes(timeout_s: float = LATE_WRITE_WAIT_S) -> bool:
 atexit.register(finish_late_writes)
 
 
-def _context_note(agent_name: str) -> Callable[[str], None] | None:
-    sink = _LATE_NOTES.get()
-    return None if sink is None else (lambda text: sink(agent_name, text))
-
-
 def _step_note(lent: CallToolbox, agent_name: str) -> Callable[[str], None]:
     """Write a late-result note as an agent step of the call's own session and round (status ``discarded``)."""
-    store, session_id, round_number = lent.store, lent.session_id, lent.round
-
-    def note(text: str) -> None:
-        store.record_step(
-            session_id, round_number, agent_name, thought=text, model_output="", status="discarded", error=text
-        )
-
-    return note
+    return discarded_step_note(lent.store, lent.session_id, lent.round, agent_name)
 
 
 def _attach_history(call: AgentCall, marker: Any) -> None:

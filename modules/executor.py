@@ -24,7 +24,9 @@ from evigate.signatures.agents import WriteEvidence
 
 # The toolbox of the call being run. The Executor module is shared by every session a process runs (threads of one
 # server, a pool of evaluations); a toolbox kept on the module let one session's ReAct steps record into another's.
-# A context variable belongs to the thread (and context) running the call, so each call sees only its own.
+# A context variable belongs to the thread (and context) running the call, so each call sees only its own. It stays
+# a context variable (not an argument) because dspy.ReAct calls the tools itself, with the model's arguments only,
+# and its tools are fixed when the module is built (they are part of the state DSPy saves and optimises).
 _CALL_TOOLBOX: contextvars.ContextVar[Any] = contextvars.ContextVar("evigate_executor_toolbox", default=None)
 
 
@@ -110,6 +112,7 @@ class Executor(dspy.Module):
             focus_terms=[term for terms in query_entities(query, self.domain).values() for term in terms],
         )
         try:
+            # Context, not an argument: DSPy calls the LM with messages only; llm.engine reads the constraints there.
             with constrain(object_variants={"EvidenceBinding": citable(invocations)}):
                 prediction = self.write(query=query, evidence=evidence, retry_context=retry_context)
         except dspy.utils.exceptions.AdapterParseError as exc:

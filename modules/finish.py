@@ -6,58 +6,69 @@ Code decides which: a parse failure or a REJECT is rendered from templates; othe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from evigate.modules.audit import RoundState, record_step
-from evigate.modules.calls import call_agent, late_notes_to
+from evigate.modules.audit import (
+    RoundState,
+    SessionRun,
+    record_step,
+    write_contributions,
+    write_evaluation,
+    write_rule_evaluation,
+)
+from evigate.modules.contributions import composer_contribution, dropped_lines
 from evigate.modules.judgement import guard_composer_output
 from evigate.modules.rule_writer import RuleEvaluationWriter
 from evigate.rules import OUTPUT_TYPE_OF_VERDICT, render_answer, render_parse_failure
 from evigate.rules.answer.composer_input import assemble_composer_input
-from evigate.signatures import ComposerOutput, DiagnosisResult, RoundRecord, VerifierOutput
+from evigate.signatures import ComposerInput, ComposerOutput, DiagnosisResult, VerifierOutput
+
+if TYPE_CHECKING:  # rounds imports nothing from here; the runner is only passed in
+    from evigate.modules.rounds import RoundRunner
 
 
-def finish_diagnosis(
-    program: Any, session_id: str, query: str, state: RoundState, history: list[RoundRecord]
-) -> DiagnosisResult:
-    """Compose (or render) the answer, write the final evaluation and finish the session, after the last round.
-
-    ``program`` is a DiagnosisProgram; its ``_write_evaluation`` and ``_write_rule_evaluation`` write the slots.
-    """
+def finish_diagnosis(runner: RoundRunner, run: SessionRun, state: RoundState) -> DiagnosisResult:
+    """Compose (or render) the answer, write the final evaluation and finish the session, after the last round."""
+    store, session_id = runner.store, run.session_id
     # V1: the rule score is a second, independent writer of self_evaluation; its failure is recorded, not lost.
-    rule_writer = RuleEvaluationWriter(lambda: program._write_rule_evaluation(session_id, state))
-    decision, locale = state.decision, program.settings.locale
+    rule_writer = RuleEvaluationWriter(lambda: write_rule_evaluation(store, session_id, state))
+    decision, locale = state.decision, runner.settings.locale
     output_type = OUTPUT_TYPE_OF_VERDICT[decision.verdict]
     material = assemble_composer_input(
-        query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result,
+        run.query, state.normalized, state.verifier_output or _no_judgement(), decision, gate_result=state.gate_result,
         locale=locale,
     )
     composer_input = material.composer_input
-    # Issue 18: what code kept from the user, and why, goes into the audit (verifier_evaluation.reasons).
+    # Issue 18: what code kept from the user, and why, goes into the audit (verifier_evaluation.reasons and the
+    # composer record's lines_dropped).
     state.notes.extend(f"not shown: {item.field}: {item.reason}" for item in material.dropped)
     composer_output: ComposerOutput | None = None
     violations: list[str] = []
     degraded_reason = "; ".join(decision.reasons) if decision.verdict == "REJECT" else None
+    skipped = _composer_skipped(state, runner.settings.composer.enabled)
     if state.parse_status.status != "valid":
-        answer = render_parse_failure(query, state.parse_status, locale=locale)
-    elif decision.verdict == "REJECT" or not program.settings.composer.enabled:
+        answer = render_parse_failure(run.query, state.parse_status, locale=locale)
+    elif skipped is not None:
         answer = render_answer(composer_input, None, locale=locale)
     else:
-        with late_notes_to(program.store, session_id, state.round):
-            composer_output, violations = _compose(program, session_id, state, composer_input)
+        composer_output, violations = _compose(runner, session_id, state, composer_input)
         answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
-    program._write_evaluation(
-        session_id,
+    run.contributions.composer = composer_contribution(
+        skipped=skipped, violations=violations, lines_dropped=dropped_lines(material.dropped)
+    )
+    write_contributions(store, run)
+    write_evaluation(
+        store,
+        run,
         state,
-        history,
         composer_input=composer_input,
         composer_output=composer_output,
         composer_violations=violations,
         output_type=output_type,
         degraded_reason=degraded_reason,
     )
-    rule_writer.settle(program.store, session_id, state.round, program.rule_evaluation_wait_seconds)
-    program.store.finish_session(
+    rule_writer.settle(store, session_id, state.round, runner.rule_evaluation_wait_seconds)
+    store.finish_session(
         session_id,
         output_type=output_type,
         verdict=decision.verdict,
@@ -75,16 +86,11 @@ def finish_diagnosis(
         degraded_reason=degraded_reason,
     )
 
+
 def _compose(
-    program: Any, session_id: str, state: RoundState, composer_input: Any
+    runner: RoundRunner, session_id: str, state: RoundState, composer_input: ComposerInput
 ) -> tuple[ComposerOutput | None, list[str]]:
-    call = call_agent(
-        program.composer,
-        "composer",
-        program.lm_for("composer"),
-        program.settings.timeouts.agent_seconds,
-        composer_input=composer_input,
-    )
+    call = runner.call("composer", session_id, state.round, composer_input=composer_input)
     output = getattr(call.prediction, "composer_output", None) if call.ok else None
     if not isinstance(output, ComposerOutput):
         violations = [f"composer output unusable: {call.error or type(output).__name__}"]
@@ -92,13 +98,24 @@ def _compose(
     else:
         violations = guard_composer_output(composer_input, output, state.normalized, state.decision)
     record_step(
-        program.store,
+        runner.store,
         session_id,
         state.round,
         call,
         "composer output accepted" if not violations else f"replaced by renderer: {violations[:2]}",
     )
     return output, violations
+
+
+def _composer_skipped(state: RoundState, enabled: bool) -> str | None:
+    """Why the Composer is not asked for this answer (the templates alone write it), or None when it is."""
+    if state.parse_status.status != "valid":
+        return f"executor output {state.parse_status.status}: the answer is rendered from templates (§15.4)"
+    if state.decision.verdict == "REJECT":
+        return "verdict REJECT: the answer is rendered from templates (§19.2.1)"
+    if not enabled:
+        return "the Composer is disabled in the settings (composer.enabled: false)"
+    return None
 
 
 def _no_judgement() -> VerifierOutput:

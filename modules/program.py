@@ -1,14 +1,15 @@
-"""DiagnosisProgram: at most two rounds, routing by the code's verdict, code-assembled final answers.
+"""DiagnosisProgram: the ``dspy.Module`` facade over a session (modules/diagnosis.py) and its rounds (rounds.py).
 
 Routing (V1 + §19.4): PASS → NORMAL; REJECT (any round) → DEGRADED; LOW_CONFID with score ≥ threshold, or after
 round 2 → LOW_CONFID_WITH_DISCLAIMER; LOW_CONFID below threshold in round 1 → round 2 with a retry_context. The
 two-round limit is code, not prompt. Users only ever see text assembled by ``evigate.rules.render_*``: a checked
-Composer output inside fixed templates, or the deterministic renderer — never raw JSON or Executor text.
+Composer output inside fixed templates, or the deterministic renderer — never raw JSON or Executor text. The program
+holds the agents, their LMs and the settings (what DSPy saves, loads and optimises); a ``RoundRunner`` built from them
+runs each call.
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +17,22 @@ import dspy
 
 from evigate.domain import Domain, load_domain
 from evigate.llm.models import is_local_model
-from evigate.modules import progress
 from evigate.modules.assembly import gatekeeper_from_settings
-from evigate.modules.audit import RoundState, verifier_evaluation
-from evigate.modules.calls import late_notes_to
 from evigate.modules.composer import Composer
-from evigate.modules.executor import Executor, step_key
-from evigate.modules.finish import finish_diagnosis
+from evigate.modules.diagnosis import MAX_ROUNDS, diagnose
+from evigate.modules.executor import Executor
 from evigate.modules.planner import Planner
-from evigate.modules.rounds import run_round
+from evigate.modules.rounds import Agents, RoundRunner
 from evigate.modules.rule_writer import RULE_EVALUATION_WAIT_SECONDS
 from evigate.modules.saved_state import load_agent_state, sha256_of, write_manifest
 from evigate.modules.verifier import Verifier
-from evigate.rules import Gatekeeper, build_retry_context, score_rule_evaluation
+from evigate.rules import Gatekeeper
 from evigate.settings import AGENTS, Settings, load_settings
-from evigate.signatures import DiagnosisResult, RoundRecord
+from evigate.signatures import DiagnosisResult
 from evigate.store import AuditStore
 from evigate.tools import DataSource, Toolbox
 
-logger = logging.getLogger(__name__)
-
-MAX_ROUNDS = 2
+__all__ = ["MAX_ROUNDS", "DiagnosisProgram", "load_program"]
 
 
 class DiagnosisProgram(dspy.Module):
@@ -146,72 +142,23 @@ class DiagnosisProgram(dspy.Module):
             self._fallback_planner = Planner(registry=self.registry, domain=self.domain)
         return self._fallback_planner
 
-    # -- the program ---------------------------------------------------------------------------------------------
-    def forward(self, query: str) -> DiagnosisResult:
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must be a non-empty string")
-        session_id = self.store.start_session(query, settings=self.settings.model_dump(mode="json"))
-        progress.session_started(session_id)
-        history: list[RoundRecord] = []
-        retry = None
-        state: RoundState | None = None
-        try:
-            for round_number in range(1, MAX_ROUNDS + 1):
-                progress.round_started(round_number)
-                with late_notes_to(self.store, session_id, round_number):
-                    state = run_round(self, session_id, query, round_number, retry)
-                state.retry_context = retry
-                self._write_evaluation(session_id, state, history)
-                if not self._needs_another_round(state, round_number):
-                    break
-                history.append(state.record())
-                retry = build_retry_context(state.decision, state.normalized, round_number, self._completed(session_id))
-            assert state is not None
-            return self._finish(session_id, query, state, history)
-        except BaseException as exc:
-            # An infrastructure failure, or Ctrl-C / a termination signal (KeyboardInterrupt, SystemExit): record it
-            # on the session so that it never stays `running`, then let it go on up.
-            self._end_abruptly(session_id, exc, rounds=len(history) + 1)
-            raise
-
-    def _end_abruptly(self, session_id: str, exc: BaseException, *, rounds: int) -> None:
-        interrupted = not isinstance(exc, Exception)
-        error = f"interrupted ({type(exc).__name__})" if interrupted else f"{type(exc).__name__}: {exc}"
-        try:
-            self.store.finish_session(
-                session_id,
-                output_type=None,
-                verdict=None,
-                answer="",
-                rounds=rounds,
-                groundedness_score=None,
-                error=error,
-                status="interrupted" if interrupted else "failed",
-            )
-        except Exception as store_exc:  # the original exception is what the caller must see
-            logger.warning("could not mark session %s %s: %s", session_id, "interrupted" if interrupted else
-                           "failed", store_exc)
-
-    def _needs_another_round(self, state: RoundState, round_number: int) -> bool:
-        decision = state.decision
-        threshold = self.settings.verifier.low_confidence_threshold
-        return (
-            round_number < MAX_ROUNDS and decision.verdict == "LOW_CONFID" and decision.groundedness_score < threshold
+    def runner(self) -> RoundRunner:
+        """The round runner over this program's current collaborators (built per call: they may be replaced)."""
+        return RoundRunner(
+            settings=self.settings,
+            store=self.store,
+            gatekeeper=self.gatekeeper,
+            agents=Agents(self.planner, self.executor, self.verifier, self.composer),
+            lm_for=self.lm_for,
+            toolbox_for=self.toolbox,
+            fallback_planner=lambda: self.fallback_planner,
+            verifier_trace_entries=self.verifier_trace_entries,
+            rule_evaluation_wait_seconds=self.rule_evaluation_wait_seconds,
         )
 
-    def _completed(self, session_id: str) -> list[str]:
-        return [step_key(inv.tool_name, inv.input) for inv in self.store.invocations(session_id) if inv.success]
-
-    def _finish(self, session_id: str, query: str, state: RoundState, history: list[RoundRecord]) -> DiagnosisResult:
-        return finish_diagnosis(self, session_id, query, state, history)
-
-    def _write_evaluation(self, session_id: str, state: RoundState, history: list[RoundRecord], **final: Any) -> None:
-        evaluation = verifier_evaluation(state, history, **final)
-        self.store.merge_self_evaluation(session_id, "verifier_evaluation", evaluation.model_dump(mode="json"))
-
-    def _write_rule_evaluation(self, session_id: str, state: RoundState) -> None:
-        score = score_rule_evaluation(state.normalized, self.store.invocations(session_id), state.gate_result)
-        self.store.merge_self_evaluation(session_id, "rule_evaluation", score.model_dump(mode="json"))
+    # -- the program ---------------------------------------------------------------------------------------------
+    def forward(self, query: str) -> DiagnosisResult:
+        return diagnose(self.runner(), query)
 
     # -- persistence ---------------------------------------------------------------------------------------------
     def save(self, path: str | Path, **_: Any) -> Path:  # type: ignore[override]

@@ -1,8 +1,13 @@
-"""One diagnosis round: plan → execute → parse → gatekeeper → verifier → code verdict. No routing here."""
+"""One diagnosis round: plan → execute → parse → gatekeeper → verifier → code verdict. No routing here.
+
+:class:`RoundRunner` owns a round: it holds the collaborators every round needs (agents, their LMs, the toolbox
+factory, the Gatekeeper, the store, the settings) as typed fields, and the data of one round goes in as arguments.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -10,16 +15,30 @@ from pydantic import ValidationError
 from evigate.errors import StoreError
 from evigate.modules import progress
 from evigate.modules.audit import RoundFlag, RoundState, record_step
-from evigate.modules.calls import call_agent
-from evigate.modules.judgement import judge, verifier_output_or_none
+from evigate.modules.calls import AgentCall, call_agent, discarded_step_note
+from evigate.modules.contributions import executor_contribution, failed_claim_reasons, verifier_contribution
+from evigate.modules.judgement import Judgement, judge, verifier_output_or_none
 from evigate.modules.planner import Planner
+from evigate.modules.rule_writer import RULE_EVALUATION_WAIT_SECONDS
 from evigate.modules.trace_summary import build_tool_trace_summary, truncate_trace_summary
-from evigate.rules import ParsedOutput, parse_executor_output
+from evigate.rules import Gatekeeper, GateOutcome, ParsedOutput, parse_executor_output
+from evigate.rules.gate.session import SessionIndex
 from evigate.rules.verdict.anchor_observations import without_claims
 from evigate.rules.verdict.code_claims import add_code_claims
 from evigate.rules.verdict.junk_claims import ClaimRewrite
-from evigate.signatures import Plan, RetryContext, VerifierInput, VerifierOutput
+from evigate.settings import Settings
+from evigate.signatures import (
+    Plan,
+    RetryContext,
+    RoundContribution,
+    ToolInvocation,
+    ToolTraceEntry,
+    VerifierInput,
+    VerifierOutput,
+)
 from evigate.signatures.agents import WriteEvidence
+from evigate.store import AuditStore
+from evigate.tools import Toolbox
 
 VERIFIER_SKIPPED = "not called"
 """How a verifier agent_step row says the model was skipped because code decided every claim."""
@@ -46,156 +65,231 @@ def as_plan(value: Any) -> tuple[Plan | None, str | None]:
     return None, f"plan is a {type(value).__name__}, not a Plan or a mapping" if value is not None else None
 
 
-def run_round(program: Any, session_id: str, query: str, round_number: int, retry: RetryContext | None) -> RoundState:
-    """Run one round for ``program`` (a DiagnosisProgram) and return what code decided."""
-    settings, store = program.settings, program.store
-    timeout = settings.timeouts.agent_seconds
-    notes: list[str] = []
-    flags: set[RoundFlag] = set()
-    toolbox = program.toolbox(session_id, round_number)
+@dataclass(frozen=True)
+class Agents:
+    """The four injected agents; any ``dspy.Module`` honouring its stage contract can stand in for one."""
 
-    plan = _plan(program, session_id, query, round_number, retry, notes, flags)
+    planner: Any
+    executor: Any
+    verifier: Any
+    composer: Any
 
-    call = call_agent(
-        program.executor,
-        "executor",
-        program.lm_for("executor"),
-        timeout,
-        query=query,
-        plan=plan,
-        retry_context=retry,
-        toolbox=toolbox,
-    )
-    # An audit that cannot be written is no executor failure: surface it as what it is (the session fails).
-    store_failures = getattr(toolbox, "store_failures", None)  # a custom toolbox may not keep them
-    if store_failures:
-        raise store_failures[0]
-    if isinstance(call.exception, StoreError):
-        raise call.exception
-    raw_output = str(getattr(call.prediction, "raw_output", "") or "") if call.ok else ""
-    if not call.ok:
-        notes.append(f"executor unavailable: {call.error}")
-        flags.add("executor_unavailable")
-    elif not call.raw_texts:
-        call.raw_texts.append(raw_output)
-    parsed = parse_executor_output(raw_output)
-    repairs = list(getattr(call.prediction, "repairs", None) or []) if call.ok else []
-    thought = f"parse={parsed.status}; {len(raw_output)} chars" + (f"; repaired {repairs}" if repairs else "")
-    record_step(store, session_id, round_number, call, thought)
 
-    invocations = store.invocations(session_id)
-    trace_summary = build_tool_trace_summary(invocations, parsed.data, retry)
-    session = program.gatekeeper.session_index(invocations, session_id, trace_summary, query)
-    rewrites: list[ClaimRewrite] = []
-    observed: list[ClaimRewrite] = []
-    if parsed.status == "valid":
-        added = add_code_claims(parsed.data, session, query=query, instructions=_EXECUTOR_PROMPT,
-                                locale=settings.locale)
-        rewrites, observed = added.rewrites, added.observed
-        parsed = ParsedOutput(parsed.status, parsed.detail, added.data)
-        notes.extend(f"claim {r.claim_id} rewritten by code ({r.why}): {r.new_text[:120]}" for r in rewrites)
-    progress.stage_started("gatekeeper")
-    gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
-    rejected = {item.claim_id for item in observed} & {*gate.failed_claims, *gate.excluded_claims}
-    if rejected:
-        # An observation code added must never cost the verdict: one a rule fails is dropped, and the gate reruns.
-        notes.append(f"observation(s) added by code dropped, a Gatekeeper rule failed them: {sorted(rejected)}")
-        observed = [item for item in observed if item.claim_id not in rejected]
-        rewrites = [item for item in rewrites if item.claim_id not in rejected]
-        parsed = ParsedOutput(parsed.status, parsed.detail, without_claims(parsed.data, rejected))
-        gate = program.gatekeeper.validate(parsed, invocations, session_id, trace_summary=trace_summary, query=query)
-    failed = f"; failed: {', '.join(gate.result.failed_rules)}" if gate.result.failed_rules else ""
-    progress.stage_finished("gatekeeper", ok=True, detail=f"{gate.result.status}{failed}")
+@dataclass
+class Round:
+    """The state of one round while it runs: what it is about, and the notes and flags code writes on the way."""
 
-    verifier_output: VerifierOutput | None = None
-    verifier_trace = trace_summary
-    if parsed.status == "valid":
-        # V1 truncation priority: the entries the claims cite stay; uncited auxiliary ones go first.
-        budget = program.verifier_trace_entries()
-        verifier_trace = truncate_trace_summary(trace_summary, parsed.data, retry, max_entries=budget)
-    verifier_input = VerifierInput(
-        original_query=query,
-        executor_raw_output=raw_output,
-        executor_final_answer=raw_output,
-        executor_structured_output=gate.normalized,
-        executor_output_parse_status=parsed.parse_status,
-        tool_trace_summary=verifier_trace,
-        gatekeeper_result=gate.result,
-        retry_context=retry,
-    )
+    session_id: str
+    query: str
+    number: int
+    retry: RetryContext | None
+    notes: list[str] = field(default_factory=list)
+    flags: set[RoundFlag] = field(default_factory=set)
 
-    def ask_model(model_input: VerifierInput) -> VerifierOutput | None:
-        call = call_agent(
-            program.verifier, "verifier", program.lm_for("verifier"), timeout, verifier_input=model_input
+
+@dataclass
+class GatedOutput:
+    """The Executor's output after code's claims and the Gatekeeper, with what the later steps need of the round."""
+
+    raw_output: str
+    written: dict[str, Any] | None  # the Executor's own output, before code added or rewrote claims
+    parsed: ParsedOutput
+    gate: GateOutcome
+    session: SessionIndex
+    trace_summary: list[ToolTraceEntry]
+    rewrites: list[ClaimRewrite]
+    observed: list[ClaimRewrite]
+    observations_dropped: dict[str, str]
+
+
+@dataclass
+class RoundRunner:
+    """Runs rounds for one program; every collaborator a round needs is a field, nothing is read from elsewhere."""
+
+    settings: Settings
+    store: AuditStore
+    gatekeeper: Gatekeeper
+    agents: Agents
+    lm_for: Callable[[str], Any]
+    """The LM an agent runs with (None: the agent brings its own)."""
+    toolbox_for: Callable[[str, int], Toolbox]
+    """The recorded toolbox of a session's round."""
+    fallback_planner: Callable[[], Planner]
+    """The deterministic planner used when the injected one fails."""
+    verifier_trace_entries: Callable[[], int]
+    """How many tool-trace entries the Verifier model reads."""
+    rule_evaluation_wait_seconds: float = RULE_EVALUATION_WAIT_SECONDS
+
+    def call(self, agent_name: str, session_id: str, round_number: int, **inputs: Any) -> AgentCall:
+        """One agent call with its LM and time limit; a late result is noted as a step of this session and round."""
+        return call_agent(
+            getattr(self.agents, agent_name),
+            agent_name,
+            self.lm_for(agent_name),
+            self.settings.timeouts.agent_seconds,
+            note_late=discarded_step_note(self.store, session_id, round_number, agent_name),
+            **inputs,
         )
+
+    def run(self, session_id: str, query: str, round_number: int, retry: RetryContext | None) -> RoundState:
+        """Run one round and return what code decided."""
+        current = Round(session_id, query, round_number, retry)
+        plan = self._plan(current)
+        raw_output, parsed = self._execute(current, plan)
+        gated = self._gate(current, raw_output, parsed)
+        verifier_trace = self._verifier_trace(current, gated)
+        judgement = self._judge(current, gated, verifier_trace)
+        return RoundState(
+            round=round_number,
+            parse_status=gated.parsed.parse_status,
+            gate_result=gated.gate.result,
+            trace_summary=verifier_trace,
+            normalized=gated.gate.normalized,
+            decision=judgement.decision,
+            verifier_output=judgement.verifier_output,
+            notes=current.notes,
+            flags=current.flags,
+            rewrites=gated.rewrites,
+            spans=gated.gate.spans,
+            contribution=RoundContribution(
+                round=round_number,
+                executor=executor_contribution(gated.written, gated.gate, rewrites=gated.rewrites,
+                                               observed=gated.observed,
+                                               observations_dropped=gated.observations_dropped),
+                verifier=verifier_contribution(judgement.decision, model_called=judgement.model_called),
+            ),
+        )
+
+    # -- the steps of a round ------------------------------------------------------------------------------------
+    def _plan(self, current: Round) -> Plan:
+        call = self.call("planner", current.session_id, current.number, query=current.query,
+                         retry_context=current.retry)
+        plan, problem = as_plan(getattr(call.prediction, "plan", None)) if call.ok else (None, call.error)
+        planner = self.agents.planner
+        fallback = planner if isinstance(planner, Planner) else self.fallback_planner()
+        if plan is None:
+            # The deterministic plan only chooses which evidence to collect; every claim is still judged against the
+            # recorded invocations, so the evidence, not the planner's failure, decides the verdict
+            # (docs/confirmation.md).
+            current.notes.append(f"planner failed, deterministic plan used: {problem or 'no Plan returned'}")
+            current.flags.add("planner_fallback")
+            plan = fallback.fallback(current.query, current.retry)
+        elif not plan.steps:
+            plan = fallback.sanitize(plan, current.query, current.retry)
+        decided_by = getattr(call.prediction, "decided_by", None) if call.ok else "fallback"
+        thought = (
+            f"skill={plan.skill}" + (f" (chosen by {decided_by})" if decided_by else "") + f"; {len(plan.steps)} steps"
+        )
+        if "planner_fallback" in current.flags:
+            thought += f"; deterministic fallback plan: {problem or 'no Plan returned'}"
+        record_step(self.store, current.session_id, current.number, call, thought)
+        return plan
+
+    def _execute(self, current: Round, plan: Plan) -> tuple[str, ParsedOutput]:
+        toolbox = self.toolbox_for(current.session_id, current.number)
+        call = self.call("executor", current.session_id, current.number, query=current.query, plan=plan,
+                         retry_context=current.retry, toolbox=toolbox)
+        # An audit that cannot be written is no executor failure: surface it as what it is (the session fails).
+        store_failures = getattr(toolbox, "store_failures", None)  # a custom toolbox may not keep them
+        if store_failures:
+            raise store_failures[0]
+        if isinstance(call.exception, StoreError):
+            raise call.exception
+        raw_output = str(getattr(call.prediction, "raw_output", "") or "") if call.ok else ""
+        if not call.ok:
+            current.notes.append(f"executor unavailable: {call.error}")
+            current.flags.add("executor_unavailable")
+        elif not call.raw_texts:
+            call.raw_texts.append(raw_output)
+        parsed = parse_executor_output(raw_output)
+        repairs = list(getattr(call.prediction, "repairs", None) or []) if call.ok else []
+        thought = f"parse={parsed.status}; {len(raw_output)} chars" + (f"; repaired {repairs}" if repairs else "")
+        record_step(self.store, current.session_id, current.number, call, thought)
+        return raw_output, parsed
+
+    def _gate(self, current: Round, raw_output: str, parsed: ParsedOutput) -> GatedOutput:
+        """Code's claims (docs/confirmation.md §4–4d), then the Gatekeeper; an added claim a rule fails is removed."""
+        invocations = self.store.invocations(current.session_id)
+        trace_summary = build_tool_trace_summary(invocations, parsed.data, current.retry)
+        session = self.gatekeeper.session_index(invocations, current.session_id, trace_summary, current.query)
+        written = parsed.data
+        rewrites: list[ClaimRewrite] = []
+        observed: list[ClaimRewrite] = []
+        if parsed.status == "valid":
+            added = add_code_claims(parsed.data, session, query=current.query, instructions=_EXECUTOR_PROMPT,
+                                    locale=self.settings.locale)
+            rewrites, observed = added.rewrites, added.observed
+            parsed = ParsedOutput(parsed.status, parsed.detail, added.data)
+            current.notes.extend(f"claim {r.claim_id} rewritten by code ({r.why}): {r.new_text[:120]}"
+                                 for r in rewrites)
+        progress.stage_started("gatekeeper")
+        gate = self._validate(current, parsed, invocations, trace_summary)
+        rejected = {item.claim_id for item in observed} & {*gate.failed_claims, *gate.excluded_claims}
+        dropped = failed_claim_reasons(gate, rejected)
+        if rejected:
+            # An observation code added must never cost the verdict: one a rule fails is dropped, and the gate reruns.
+            current.notes.append(
+                f"observation(s) added by code dropped, a Gatekeeper rule failed them: {sorted(rejected)}")
+            observed = [item for item in observed if item.claim_id not in rejected]
+            rewrites = [item for item in rewrites if item.claim_id not in rejected]
+            parsed = ParsedOutput(parsed.status, parsed.detail, without_claims(parsed.data, rejected))
+            gate = self._validate(current, parsed, invocations, trace_summary)
+        failed = f"; failed: {', '.join(gate.result.failed_rules)}" if gate.result.failed_rules else ""
+        progress.stage_finished("gatekeeper", ok=True, detail=f"{gate.result.status}{failed}")
+        return GatedOutput(raw_output, written, parsed, gate, session, trace_summary, rewrites, observed, dropped)
+
+    def _validate(self, current: Round, parsed: ParsedOutput, invocations: list[ToolInvocation],
+                  trace_summary: list[ToolTraceEntry]) -> GateOutcome:
+        return self.gatekeeper.validate(parsed, invocations, current.session_id, trace_summary=trace_summary,
+                                        query=current.query)
+
+    def _verifier_trace(self, current: Round, gated: GatedOutput) -> list[ToolTraceEntry]:
+        """V1 truncation priority: the entries the claims cite stay; uncited auxiliary ones go first."""
+        if gated.parsed.status != "valid":
+            return gated.trace_summary
+        return truncate_trace_summary(gated.trace_summary, gated.parsed.data, current.retry,
+                                      max_entries=self.verifier_trace_entries())
+
+    def _judge(self, current: Round, gated: GatedOutput, verifier_trace: list[ToolTraceEntry]) -> Judgement:
+        """Code's labels, the Verifier model on the claims code left (if any), and the code's verdict."""
+        verifier_input = VerifierInput(
+            original_query=current.query,
+            executor_raw_output=gated.raw_output,
+            executor_final_answer=gated.raw_output,
+            executor_structured_output=gated.gate.normalized,
+            executor_output_parse_status=gated.parsed.parse_status,
+            tool_trace_summary=verifier_trace,
+            gatekeeper_result=gated.gate.result,
+            retry_context=current.retry,
+        )
+
+        def ask_model(model_input: VerifierInput) -> VerifierOutput | None:
+            return self._ask_verifier(current, model_input, shown=len(verifier_trace), of=len(gated.trace_summary))
+
+        judgement = judge(ask_model, verifier_input, gated.gate, gated.parsed.status,
+                          self.gatekeeper.verdict_impacts, gated.session,
+                          observations=[item.claim_id for item in gated.observed])
+        if gated.parsed.status != "valid":
+            current.notes.append(f"executor output {gated.parsed.status}: verifier not called (§15.4)")
+        elif not judgement.model_called:
+            current.flags.add("verifier_skipped")
+            current.notes.append(
+                "every claim restates a cited output, confirmed by code: the Verifier model was not called")
+            self.store.record_step(current.session_id, current.number, "verifier", model_output="", thought=(
+                f"{VERIFIER_SKIPPED}: code confirmed every claim ({', '.join(judgement.decision.code_confirmed)})"))
+        return judgement
+
+    def _ask_verifier(
+        self, current: Round, model_input: VerifierInput, *, shown: int, of: int
+    ) -> VerifierOutput | None:
+        call = self.call("verifier", current.session_id, current.number, verifier_input=model_input)
         output = verifier_output_or_none(call.prediction) if call.ok else None
         if output is None:
             # No usable judgement: every claim it was asked about counts as unsupported: never a PASS from this.
-            notes.append(f"verifier unavailable: {call.error or 'no VerifierOutput returned'}")
-            flags.add("verifier_unavailable")
+            current.notes.append(f"verifier unavailable: {call.error or 'no VerifierOutput returned'}")
+            current.flags.add("verifier_unavailable")
         asked = len((model_input.executor_structured_output or {}).get("claims") or [])
-        shown = f"; claims asked {asked}; trace entries shown {len(verifier_trace)} of {len(trace_summary)}"
         verdict = output.verdict if output else "none"
-        record_step(store, session_id, round_number, call, f"model_verdict={verdict}{shown}")
+        record_step(self.store, current.session_id, current.number, call,
+                    f"model_verdict={verdict}; claims asked {asked}; trace entries shown {shown} of {of}")
         return output
-
-    judgement = judge(ask_model, verifier_input, gate, parsed.status, program.gatekeeper.verdict_impacts, session,
-                      observations=[item.claim_id for item in observed])
-    verifier_output = judgement.verifier_output
-    if parsed.status != "valid":
-        notes.append(f"executor output {parsed.status}: verifier not called (§15.4)")
-    elif not judgement.model_called:
-        flags.add("verifier_skipped")
-        notes.append("every claim restates a cited output, confirmed by code: the Verifier model was not called")
-        store.record_step(session_id, round_number, "verifier", model_output="", thought=(
-            f"{VERIFIER_SKIPPED}: code confirmed every claim ({', '.join(judgement.decision.code_confirmed)})"))
-    return RoundState(
-        round=round_number,
-        parse_status=parsed.parse_status,
-        gate_result=gate.result,
-        trace_summary=verifier_trace,
-        normalized=gate.normalized,
-        decision=judgement.decision,
-        verifier_output=verifier_output,
-        notes=notes,
-        flags=flags,
-        rewrites=rewrites,
-        spans=gate.spans,
-    )
-
-
-def _plan(
-    program: Any,
-    session_id: str,
-    query: str,
-    round_number: int,
-    retry: RetryContext | None,
-    notes: list[str],
-    flags: set[RoundFlag],
-) -> Plan:
-    call = call_agent(
-        program.planner,
-        "planner",
-        program.lm_for("planner"),
-        program.settings.timeouts.agent_seconds,
-        query=query,
-        retry_context=retry,
-    )
-    plan, problem = as_plan(getattr(call.prediction, "plan", None)) if call.ok else (None, call.error)
-    fallback = program.planner if isinstance(program.planner, Planner) else program.fallback_planner
-    if plan is None:
-        # The deterministic plan only chooses which evidence to collect; every claim is still judged against the
-        # recorded invocations, so the evidence, not the planner's failure, decides the verdict (docs/confirmation.md).
-        notes.append(f"planner failed, deterministic plan used: {problem or 'no Plan returned'}")
-        flags.add("planner_fallback")
-        plan = fallback.fallback(query, retry)
-    elif not plan.steps:
-        plan = fallback.sanitize(plan, query, retry)
-    decided_by = getattr(call.prediction, "decided_by", None) if call.ok else "fallback"
-    thought = (
-        f"skill={plan.skill}" + (f" (chosen by {decided_by})" if decided_by else "") + f"; {len(plan.steps)} steps"
-    )
-    if "planner_fallback" in flags:
-        thought += f"; deterministic fallback plan: {problem or 'no Plan returned'}"
-    record_step(program.store, session_id, round_number, call, thought)
-    return plan

@@ -7,12 +7,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evigate.signatures.composer import ComposerInput, ComposerOutput
+from evigate.signatures.contributions import Contributions
 from evigate.signatures.gatekeeper import BindingSpan, ExecutorOutputParseStatus, GatekeeperResult
 from evigate.signatures.tooling import RetryContext, ToolTraceEntry
 from evigate.signatures.verifier import ClaimCheck, FactChecked, HypothesisCheck, Verdict
 
 OutputType = Literal["NORMAL", "LOW_CONFID_WITH_DISCLAIMER", "DEGRADED"]
-SELF_EVALUATION_SLOTS: tuple[str, ...] = ("rule_evaluation", "verifier_evaluation")
+SELF_EVALUATION_SLOTS: tuple[str, ...] = ("rule_evaluation", "verifier_evaluation", "contributions")
 
 
 class RuleFactor(BaseModel):
@@ -87,6 +88,7 @@ class SelfEvaluation(BaseModel):
 
     rule_evaluation: RuleEvaluation | None = None
     verifier_evaluation: VerifierEvaluation | None = None
+    contributions: Contributions | None = None
 
 
 class DiagnosisResult(BaseModel):

@@ -150,6 +150,7 @@ def _print_record(record: dict[str, Any]) -> None:
     )
     if session.get("error"):
         console.print(Text.assemble(("error: ", "red"), plain(session.get("error"))))
+    _print_contributions((session.get("self_evaluation") or {}).get("contributions"))
     _section("composer input", evaluation.get("composer_input"))
     if evaluation.get("composer_violations"):
         _section("composer violations (output replaced by the renderer)", evaluation.get("composer_violations"))
@@ -183,6 +184,33 @@ def _print_record(record: dict[str, Any]) -> None:
             plain(step.get("thought"), 80),
         )
     console.print(steps_table)
+
+
+def _print_contributions(contributions: Any) -> None:
+    """Per round, what became of the Executor's claims and who labelled them; then what the Composer's text became."""
+    console.rule("what each agent contributed")
+    if not isinstance(contributions, dict):
+        console.print("(not recorded for this session)")
+        return
+    lines: list[str] = []
+    for entry in contributions.get("rounds") or []:
+        executor, verifier = entry.get("executor") or {}, entry.get("verifier") or {}
+        lines.append(
+            f"round {entry.get('round')} · executor claims: kept {executor.get('kept')} · rewritten "
+            f"{executor.get('rewritten')} · added by code {executor.get('added_by_code')} · dropped "
+            f"{executor.get('dropped')} · verifier model {'called' if verifier.get('model_called') else 'not called'}"
+            f" · labels from model {verifier.get('labels_from_model')} / code {verifier.get('labels_from_code')} / "
+            f"caps {verifier.get('labels_from_caps')}"
+        )
+        lines += [f"  {item.get('claim_id')}: {item.get('status')} ({item.get('reason')})"
+                  for item in executor.get("claims") or [] if isinstance(item, dict) and item.get("status") != "kept"]
+    composer = contributions.get("composer") or {}
+    if composer:
+        lines.append(f"composer: {composer.get('status')} · {composer.get('reason')}")
+        lines += [f"  violation: {item}" for item in composer.get("violations") or []]
+        lines += [f"  dropped {item.get('kind')}: {item.get('text')} ({item.get('reason')})"
+                  for item in composer.get("lines_dropped") or [] if isinstance(item, dict)]
+    console.print(plain("\n".join(lines) or "(none)"), soft_wrap=True)
 
 
 def _section(title: str, value: Any) -> None:

@@ -54,12 +54,17 @@ def test_show_prints_the_chain_from_answer_to_tool_invocations(private_world: Pa
     ]
     assert order == sorted(order)
     assert "LOW_CONFID_WITH_DISCLAIMER" in text and "query_order" in text and "query_logs" in text
+    assert text.index("final answer") < text.index("what each agent contributed") < text.index("composer input")
+    assert "executor claims: kept 2 · rewritten 0 · added by code 0 · dropped 0" in text and "composer: shown" in text
 
     as_json = json.loads(run_cli("show", result.session_id, "--json", database=private_world).stdout)
     evaluation = as_json["session"]["self_evaluation"]["verifier_evaluation"]
     assert evaluation["verdict"] == "LOW_CONFID"
     assert {step["agent"] for step in as_json["agent_steps"]} == {"planner", "executor", "verifier", "composer"}
     assert len(as_json["tool_invocations"]) == 2
+    contributions = as_json["session"]["self_evaluation"]["contributions"]
+    assert contributions["rounds"][0]["verifier"] == {"model_called": True, "labels_from_model": 2,
+                                                       "labels_from_code": 0, "labels_from_caps": 0}
 
 
 def test_show_unknown_session_is_a_clear_error(private_world: Path) -> None:

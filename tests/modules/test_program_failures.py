@@ -20,7 +20,7 @@ def one_claim(results: list[Any], _round: int) -> str:
     return v2(claim("claim-1", results[0]))
 
 
-def build(world: Path, program_class: type[DiagnosisProgram] = DiagnosisProgram, **agents: Any) -> DiagnosisProgram:
+def build(world: Path, **agents: Any) -> DiagnosisProgram:
     agents = {
         "planner": ScriptedPlanner(),
         "executor": ScriptedExecutor(one_claim),
@@ -28,7 +28,7 @@ def build(world: Path, program_class: type[DiagnosisProgram] = DiagnosisProgram,
         "composer": ScriptedComposer(),
         **agents,
     }
-    return program_class.from_settings(database=world, **agents)
+    return DiagnosisProgram.from_settings(database=world, **agents)
 
 
 class DiskFullStore(AuditStore):
@@ -51,37 +51,52 @@ def test_a_store_error_while_recording_a_tool_call_fails_the_session_as_a_store_
     assert not any("executor unavailable" in step["thought"] for step in steps)
 
 
-class FailingRuleWriter(DiagnosisProgram):
-    def _write_rule_evaluation(self, session_id: str, state: Any) -> None:
-        raise RuntimeError("rule scoring blew up")
+class FailingRuleStore(AuditStore):
+    """The real store, whose rule_evaluation slot cannot be written."""
+
+    def merge_self_evaluation(self, session_id: str, slot: str, value: Any) -> None:
+        if slot == "rule_evaluation":
+            raise RuntimeError("rule scoring blew up")
+        super().merge_self_evaluation(session_id, slot, value)
 
 
-class SlowRuleWriter(DiagnosisProgram):
-    rule_evaluation_wait_seconds = 0.2
+class SlowRuleStore(AuditStore):
+    """The real store, slow to write the rule_evaluation slot."""
 
-    def _write_rule_evaluation(self, session_id: str, state: Any) -> None:
-        time.sleep(3)
-        super()._write_rule_evaluation(session_id, state)
+    def merge_self_evaluation(self, session_id: str, slot: str, value: Any) -> None:
+        if slot == "rule_evaluation":
+            time.sleep(3)
+        super().merge_self_evaluation(session_id, slot, value)
+
+
+def with_store(world: Path, store_class: type[AuditStore]) -> DiagnosisProgram:
+    program = build(world)
+    program.store.close()
+    program.store = store_class(world)
+    return program
 
 
 def rule_steps(world: Path, session_id: str) -> list[dict[str, Any]]:
     return [step for step in AuditStore(world).steps(session_id) if step["agent"] == "rule_evaluation"]
 
 
-def test_an_exception_of_the_rule_writer_is_recorded_in_the_audit(world_db: Path) -> None:
-    result = build(world_db, FailingRuleWriter)(query=QUERY)
-    [step] = rule_steps(world_db, result.session_id)
+def test_an_exception_of_the_rule_writer_is_recorded_in_the_audit(private_world: Path) -> None:
+    program = with_store(private_world, FailingRuleStore)
+    result = program(query=QUERY)
+    [step] = rule_steps(private_world, result.session_id)
     assert step["status"] == "error" and "RuntimeError: rule scoring blew up" in step["error"]
-    session = AuditStore(world_db).session(result.session_id)
+    session = program.store.session(result.session_id)
     assert session["status"] == "finished" and "rule_evaluation" not in session["self_evaluation"]
     assert "verifier_evaluation" in session["self_evaluation"]
 
 
-def test_a_rule_writer_that_outlives_its_wait_is_recorded_not_dropped_silently(world_db: Path) -> None:
-    result = build(world_db, SlowRuleWriter)(query=QUERY)
-    [step] = rule_steps(world_db, result.session_id)
+def test_a_rule_writer_that_outlives_its_wait_is_recorded_not_dropped_silently(private_world: Path) -> None:
+    program = with_store(private_world, SlowRuleStore)
+    program.rule_evaluation_wait_seconds = 0.2
+    result = program(query=QUERY)
+    [step] = rule_steps(private_world, result.session_id)
     assert step["status"] == "timeout" and "did not finish within 0.2s" in step["error"]
-    assert AuditStore(world_db).session(result.session_id)["status"] == "finished"
+    assert program.store.session(result.session_id)["status"] == "finished"
 
 
 def test_a_healthy_rule_writer_leaves_no_failure_step_and_fills_its_slot(world_db: Path) -> None:

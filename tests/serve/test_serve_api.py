@@ -61,6 +61,9 @@ def test_a_diagnosis_returns_the_result_and_its_session_is_the_show_json_audit_c
     record = chain.json()
     assert record["session"]["settings"]["locale"] == "en"  # the request's locale, for this session only
     assert [step["agent"] for step in record["agent_steps"]][:2] == ["planner", "executor"]
+    contributions = record["session"]["self_evaluation"]["contributions"]  # what each agent contributed (issue 18)
+    assert [entry["round"] for entry in contributions["rounds"]] == [1]
+    assert contributions["composer"]["status"] in ("shown", "replaced")
     server.stop()
     server.pool.close()
     with pytest.raises(SystemExit) as exit_info:
