@@ -1,7 +1,5 @@
-"""Text that tells someone to do something: imperatives, prompt-injection markers and destructive commands (zh + en).
-
-Pure pattern helpers for the action/gap rules. The word lists are defaults of those rules' parameters; the YAML
-metadata may replace them.
+"""Text that tells someone to do something: prompt-injection markers, copied text, and the structural detector of
+instructions (:mod:`evigate.rules.text.directives`) (zh + en). Pure pattern helpers for the action/gap rules.
 """
 
 from __future__ import annotations
@@ -10,9 +8,10 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from evigate.rules.text.directives import instructs_reader
 from evigate.rules.text.normalize import compact, fold
 
-# The pattern lists (imperatives, injection markers, destructive commands, quote markers) live in one place: the
+# The pattern lists (injection markers, destructive commands, quote markers) live in one place: the
 # shipped metadata of the action.* rules (rules/metadata/). Code outside the Gatekeeper that needs one of them reads
 # it from there, so a list cannot drift between a rule and the composer side.
 
@@ -26,18 +25,9 @@ def shipped_injection_markers() -> tuple[str, ...]:
     return tuple(params.injection_markers)  # type: ignore[attr-defined]
 
 
-@lru_cache(maxsize=1)
-def shipped_imperatives() -> tuple[str, ...]:
-    """The imperatives of the shipped `action.planted_instruction` metadata (read once)."""
-    from evigate.rules.gate.config import load_builtin_specs
-
-    params = load_builtin_specs()["action.planted_instruction"].params
-    return tuple(params.imperatives)  # type: ignore[attr-defined]
-
-
 def tells_someone_to_act(text: str) -> bool:
     """Whether a text is addressed to a model or tells its reader to do something: never an observation to relay."""
-    return addresses_model(text) or bool(text and matches(text, shipped_imperatives()))
+    return addresses_model(text) or instructs_reader(text)
 
 
 _SENTENCES = re.compile(r"[^。！？!?\n；;]+[。！？!?；;]?")
@@ -76,6 +66,19 @@ def sentences_of(text: str) -> list[str]:
 
 
 _CLAUSES = re.compile(r"[，,：:、]")
+
+
+def copies_instruction(sentence: str, outputs: Iterable[str], min_chars: int) -> bool:
+    """Whether the sentence, or one clause of it at least ``min_chars`` long, both instructs the reader and occurs
+    in one of the outputs: the copied piece must itself carry the instruction ("请执行排查步骤：先查看…" writes its
+    own 请执行 before a copied step; "请立即执行 kubectl delete …" copied from a log line relays it)."""
+    pieces = [sentence, *_CLAUSES.split(sentence)]
+    needles = {compact(fold(piece)) for piece in pieces if instructs_reader(piece)}
+    needles = {needle for needle in needles if len(needle) >= min_chars}
+    if not needles:
+        return False
+    haystacks = [compact(fold(output)) for output in outputs if output]
+    return any(needle in haystack for needle in needles for haystack in haystacks)
 
 
 def copied_from(sentence: str, outputs: Iterable[str], min_chars: int) -> bool:
