@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from evigate.rules.text.normalize import fold
+from evigate.rules.text.normalize import INVISIBLE, fold
 
 DirectiveKind = Literal["remote_code", "shell", "directive"]
 
@@ -35,10 +35,6 @@ class Directive:
     kind: DirectiveKind
     text: str
 
-
-INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e"
-                       "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
-"""Format characters that render as nothing: removed first, so a zero-width space cannot split ``c\u200burl``."""
 
 _SHELLS = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|k|da|fi|c|tc)?sh|python[0-9.]*|perl|ruby|node|php|iex|powershell|pwsh"
 _FETCH = r"(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|httpie|http)"
@@ -117,7 +113,8 @@ def _compiled() -> tuple[tuple[DirectiveKind, re.Pattern[str]], ...]:
 
 
 def prepare(text: str) -> str:
-    """The text the detector reads: invisible characters removed, case-folded, full-width forms made ASCII."""
+    """The text the detector reads: invisible characters removed (a zero-width space cannot split ``c\u200burl``),
+    case-folded, full-width forms made ASCII."""
     return fold(INVISIBLE.sub("", text or ""))
 
 
