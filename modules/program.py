@@ -31,6 +31,7 @@ from evigate.modules.verifier import Verifier
 from evigate.rules import Gatekeeper, build_retry_context, score_rule_evaluation
 from evigate.settings import AGENTS, Settings, load_settings
 from evigate.signatures import DiagnosisResult, RoundRecord
+from evigate.signatures.query import check_query
 from evigate.store import AuditStore
 from evigate.tools import DataSource, Toolbox
 
@@ -148,8 +149,7 @@ class DiagnosisProgram(dspy.Module):
 
     # -- the program ---------------------------------------------------------------------------------------------
     def forward(self, query: str) -> DiagnosisResult:
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must be a non-empty string")
+        check_query(query)  # QueryError (a ValueError): not text, empty, or past MAX_QUERY_CHARS
         session_id = self.store.start_session(query, settings=self.settings.model_dump(mode="json"))
         progress.session_started(session_id)
         history: list[RoundRecord] = []
