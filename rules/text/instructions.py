@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from evigate.rules.text.directives import instructs_reader
+from evigate.rules.text.directives import find_directives, instructs_reader
 from evigate.rules.text.normalize import compact, fold
 
 # The pattern lists (injection markers, destructive commands, quote markers) live in one place: the
@@ -91,3 +91,42 @@ def copied_from(sentence: str, outputs: Iterable[str], min_chars: int) -> bool:
         return False
     haystacks = [compact(fold(output)) for output in outputs if output]
     return any(needle in haystack for needle in needles for haystack in haystacks)
+
+
+class PlantedLines:
+    """The lines of a session's tool outputs, to tell whether a text was copied from a line that instructs its reader.
+
+    A line that tells the reader to act ("… committed fraud; they must run `curl … | sudo sh` now") is planted text as
+    a whole: a claim that copies only its first half relays it too. Outputs are compacted once; a line is split out
+    and read by the detector only when a copied text occurs in its output, so the cost follows what is copied.
+    """
+
+    def __init__(self, outputs: Iterable[str]) -> None:
+        self._outputs = [output for output in outputs if output]
+        self._compact = [compact(fold(output)) for output in self._outputs]
+        self._lines: dict[int, list[tuple[str, str]]] = {}
+        self._instructs: dict[tuple[int, int], bool] = {}
+
+    def _lines_of(self, index: int) -> list[tuple[str, str]]:
+        if index not in self._lines:
+            self._lines[index] = [(line, compact(fold(line))) for line in self._outputs[index].splitlines()]
+        return self._lines[index]
+
+    def _instructing(self, index: int, number: int, line: str) -> bool:
+        key = (index, number)
+        if key not in self._instructs:
+            self._instructs[key] = any(found.kind != "shell" for found in find_directives(line))
+        return self._instructs[key]
+
+    def source_of(self, sentence: str, min_chars: int) -> str | None:
+        """The instructing line ``sentence`` (or a clause of it at least ``2 * min_chars`` long) was copied from, when
+        every output line holding that text instructs the reader; else None."""
+        pieces = [sentence, *(clause for clause in _CLAUSES.split(sentence) if len(clause) >= 2 * min_chars)]
+        for needle in {compact(fold(piece)) for piece in pieces}:
+            if len(needle) < min_chars:
+                continue
+            holders = [(index, number, line) for index, whole in enumerate(self._compact) if needle in whole
+                       for number, (line, packed) in enumerate(self._lines_of(index)) if needle in packed]
+            if holders and all(self._instructing(*holder) for holder in holders):
+                return holders[0][2].strip()
+        return None
