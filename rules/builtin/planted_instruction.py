@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evigate.rules.gate.actions import iter_user_texts, tool_outputs
+from evigate.rules.gate.actions import iter_user_texts, tool_output_cores, tool_outputs
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.text.directives import find_directives
 from evigate.rules.text.instructions import PlantedLines, copies_instruction, matches, sentences_of
@@ -60,7 +60,7 @@ class PlantedInstruction(Rule):
                 found = find_directives(sentence)
                 if not found:
                     if lines is None:
-                        lines = PlantedLines(tool_outputs(context.session, params.knowledge_tools))
+                        lines = PlantedLines(tool_output_cores(context.session, params.knowledge_tools))
                     source = lines.source_of(sentence, params.min_copied_chars)
                     if source is not None:
                         findings.append(RuleFinding(target, "relays part of a tool output line that instructs the "

@@ -5,7 +5,7 @@ instructions (:mod:`evigate.rules.text.directives`) (zh + en). Pure pattern help
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 
 from evigate.rules.text.directives import find_directives, instructs_reader
@@ -66,6 +66,8 @@ def sentences_of(text: str) -> list[str]:
 
 
 _CLAUSES = re.compile(r"[，,：:、]")
+_SEPARATORS_BUT_NEWLINE = re.compile(r"[^\w.%/#@+\-\n]+")
+"""What :func:`compact` drops, line breaks aside."""
 
 
 def copies_instruction(sentence: str, outputs: Iterable[str], min_chars: int) -> bool:
@@ -93,6 +95,12 @@ def copied_from(sentence: str, outputs: Iterable[str], min_chars: int) -> bool:
     return any(needle in haystack for needle in needles for haystack in haystacks)
 
 
+@lru_cache(maxsize=512)
+def _packed_lines(text: str) -> str:
+    """``text`` folded and compacted with its line breaks kept (cached: the same outputs are read in every round)."""
+    return _SEPARATORS_BUT_NEWLINE.sub("", fold(text))
+
+
 class PlantedLines:
     """The lines of a session's tool outputs, to tell whether a text was copied from a line that instructs its reader.
 
@@ -101,20 +109,29 @@ class PlantedLines:
     and read by the detector only when a copied text occurs in its output, so the cost follows what is copied.
     """
 
-    def __init__(self, outputs: Iterable[str]) -> None:
-        self._outputs = [output for output in outputs if output]
-        self._compact = [compact(fold(output)) for output in self._outputs]
-        self._lines: dict[int, list[tuple[str, str]]] = {}
+    def __init__(self, outputs: Iterable[tuple[str, str]]) -> None:
+        """``outputs``: (raw text, its folded and compacted form) pairs, the latter as the session index holds it."""
+        self._outputs = [(raw, core) for raw, core in outputs if raw]
         self._instructs: dict[tuple[int, int], bool] = {}
 
-    def _lines_of(self, index: int) -> list[tuple[str, str]]:
-        if index not in self._lines:
-            self._lines[index] = [(line, compact(fold(line))) for line in self._outputs[index].splitlines()]
-        return self._lines[index]
+    def _holders(self, needle: str) -> Iterator[tuple[int, int]]:
+        """(output, line number) of every line holding ``needle``, lazily: the caller stops at the first clean one."""
+        for index, (raw, core) in enumerate(self._outputs):
+            if needle not in core:  # the session's compacted outputs, built once for every rule
+                continue
+            packed = _packed_lines(raw)
+            line, counted = 0, 0
+            start = packed.find(needle)
+            while start != -1:
+                line += packed.count("\n", counted, start)
+                counted = start
+                yield index, line
+                start = packed.find(needle, packed.find("\n", start) + 1) if "\n" in packed[start:] else -1
 
-    def _instructing(self, index: int, number: int, line: str) -> bool:
+    def _instructing(self, index: int, number: int) -> bool:
         key = (index, number)
         if key not in self._instructs:
+            line = self._outputs[index][0].split("\n")[number]
             self._instructs[key] = any(found.kind != "shell" for found in find_directives(line))
         return self._instructs[key]
 
@@ -125,8 +142,12 @@ class PlantedLines:
         for needle in {compact(fold(piece)) for piece in pieces}:
             if len(needle) < min_chars:
                 continue
-            holders = [(index, number, line) for index, whole in enumerate(self._compact) if needle in whole
-                       for number, (line, packed) in enumerate(self._lines_of(index)) if needle in packed]
-            if holders and all(self._instructing(*holder) for holder in holders):
-                return holders[0][2].strip()
+            first: tuple[int, int] | None = None
+            for holder in self._holders(needle):
+                if not self._instructing(*holder):
+                    first = None
+                    break
+                first = first or holder
+            if first is not None:
+                return self._outputs[first[0]][0].split("\n")[first[1]].strip()
         return None
