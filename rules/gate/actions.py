@@ -57,15 +57,19 @@ def tool_outputs(session: SessionIndex, exclude_tools: Sequence[str] = ()) -> li
     return texts
 
 
-def tool_output_cores(session: SessionIndex, exclude_tools: Sequence[str] = ()) -> list[tuple[str, str]]:
-    """(text, its folded and compacted form) for the previews and retrieval details of this session's invocations,
-    except those of ``exclude_tools`` (the compacted forms are the session index's, built once)."""
+def cited_output_cores(session: SessionIndex, item: Mapping[str, Any] | None, exclude_tools: Sequence[str] = ()
+                       ) -> list[tuple[str, str]]:
+    """(text, its folded and compacted form) for the previews and retrieval details of the invocations an item's
+    bindings cite, except those of ``exclude_tools`` (the compacted forms are the session index's, built once)."""
     pairs: list[tuple[str, str]] = []
-    for view in session.in_session:
-        if view.tool_name in exclude_tools:
-            continue
-        parts = [part for part in (view.raw_preview, view.raw_details) if part]
-        pairs.extend(zip(parts, view.returned_cores, strict=True))
+    if item is None:
+        return pairs
+    for _, binding in iter_bindings(item):
+        for view in session.resolve(binding_ids(binding)):
+            if view.tool_name in exclude_tools:
+                continue
+            parts = [part for part in (view.raw_preview, view.raw_details) if part]
+            pairs.extend(zip(parts, view.returned_cores, strict=True))
     return pairs
 
 
