@@ -62,3 +62,7 @@ class DatasetError(ConfigError):
 
 class InputFileError(EvigateError):
     """A file a user handed in (an answer, a context passage) does not exist or cannot be read as text."""
+
+
+class QueryError(EvigateError, ValueError):
+    """A question that cannot be diagnosed: not text, empty, or longer than the accepted length."""

@@ -69,7 +69,12 @@ def verify(
     ``model=None`` runs code only (fast, deterministic). With a model string (``local/qwen2.5-coder-0.5b``,
     ``openai/gpt-4o-mini`` …) the Verifier model judges the claims code could not decide; a model that fails leaves
     them as code labelled them (unsupported), never more favourable.
+
+    Raises ``TypeError`` when ``answer`` is not text or ``context`` is neither text, a sequence of texts nor a
+    mapping name → text: a check of something other than text would say nothing. An empty answer is not supported,
+    and text past a cap counts against the answer.
     """
+    _check_types(answer, context)
     grounding = ground(answer, context)
     notes: list[str] = []
     model_checks: dict[str, ClaimCheck] = {}
@@ -88,6 +93,23 @@ def verify(
         model=model,
         notes=notes,
     )
+
+
+def _check_types(answer: object, context: object) -> None:
+    if not isinstance(answer, str):
+        raise TypeError(f"verify() needs the answer as str, not {type(answer).__name__}")
+    if isinstance(context, str):
+        return
+    if isinstance(context, Mapping):
+        items = list(context.values())
+    elif isinstance(context, Sequence) and not isinstance(context, bytes | bytearray):
+        items = list(context)
+    else:
+        raise TypeError(f"verify() needs the context as passages (a list or mapping of str), not "
+                        f"{type(context).__name__}")
+    wrong = next((item for item in items if not isinstance(item, str)), None)
+    if wrong is not None:
+        raise TypeError(f"verify() needs every context passage as str, not {type(wrong).__name__}")
 
 
 @lru_cache(maxsize=1)

@@ -29,6 +29,7 @@ from evigate.modules.verifier import Verifier
 from evigate.rules import Gatekeeper
 from evigate.settings import AGENTS, Settings, load_settings
 from evigate.signatures import DiagnosisResult
+from evigate.signatures.query import check_query
 from evigate.store import AuditStore
 from evigate.tools import DataSource, Toolbox
 
@@ -158,6 +159,7 @@ class DiagnosisProgram(dspy.Module):
 
     # -- the program ---------------------------------------------------------------------------------------------
     def forward(self, query: str) -> DiagnosisResult:
+        check_query(query)  # QueryError (a ValueError): not text, empty, or past MAX_QUERY_CHARS
         return diagnose(self.runner(), query)
 
     # -- persistence ---------------------------------------------------------------------------------------------

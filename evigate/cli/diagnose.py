@@ -36,6 +36,9 @@ def ask(
         print_error(console, "the question is empty: ask something, e.g. evigate ask \"订单 123 支付失败，为什么？\"")
         raise typer.Exit(2)
     try:
+        from evigate.signatures.query import check_query
+
+        check_query(query)  # the same limit as the HTTP API and DiagnosisProgram, before anything is built
         program = build_program(settings, database, program_dir, domain=domain)
         with StageDisplay(Console(stderr=True)) as display:
             result = display.run(program, query)

@@ -23,6 +23,20 @@ def strip_controls(text: str) -> str:
     return _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))
 
 
+_C1 = re.compile(r"[\x7f-\x9f]")
+
+
+def json_for_terminal(text: str) -> str:
+    """JSON text with DEL and the C1 controls (U+009B, the one-byte CSI, among them) written as ``\\u`` escapes: the
+    same JSON value, but a terminal never receives the raw character (``json.dumps`` escapes only C0)."""
+    return _C1.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def safe_markup(value: object) -> str:
+    """Data for a Rich markup string (a table cell beside styled text): controls stripped, markup escaped."""
+    return escape(strip_controls("" if value is None else str(value)))
+
+
 def plain(value: object, limit: int | None = None) -> Text:
     """Data as literal terminal text: controls stripped, markup never interpreted, optionally cut to ``limit``."""
     text = strip_controls("" if value is None else str(value))
@@ -36,4 +50,4 @@ def print_error(console: Console, message: object) -> None:
     console.print(Text.assemble(("error: ", "bold red"), strip_controls(str(message))), soft_wrap=True)
 
 
-__all__ = ["escape", "plain", "print_error", "strip_controls"]
+__all__ = ["escape", "json_for_terminal", "plain", "print_error", "safe_markup", "strip_controls"]

@@ -7,16 +7,15 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from evigate.cli.app import app
+from evigate.cli.terminal import json_for_terminal, safe_markup, strip_controls
 from evigate.errors import EvigateError, InputFileError
 
 EXIT_UNSUPPORTED = 1
 EXIT_USAGE = 2
 MAX_FILE_BYTES = 20_000_000
-_CONTROL = dict.fromkeys(c for c in range(32) if c not in (9, 10))
 _LABEL_STYLE = {
     "direct_observation": "green", "reasonable_inference": "cyan", "overstated": "yellow", "unsupported": "red",
     "external_unknown": "red", "contradicted": "bold red", "not_a_claim": "dim",
@@ -39,11 +38,6 @@ def _read(path: Path, what: str) -> str:
     return data.decode("utf-8", errors="replace")  # a stray byte must not stop a check of the rest
 
 
-def _safe(text: str) -> str:
-    """Data shown in the terminal: control characters dropped, Rich markup escaped."""
-    return escape(text.translate(_CONTROL))
-
-
 @app.command("verify")
 def verify_command(
     answer: Path = typer.Option(..., "--answer", "-a", help="text file with the answer to check"),
@@ -62,10 +56,10 @@ def verify_command(
         passages = {str(path): _read(path, "context file") for path in context}
         result = verify(answer_text, passages, model=model)
     except EvigateError as exc:
-        typer.echo(f"error: {str(exc).translate(_CONTROL)}", err=True)
+        typer.echo(f"error: {strip_controls(str(exc))}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        typer.echo(json_for_terminal(json.dumps(result.to_dict(), ensure_ascii=False, indent=2)))
     else:
         table = Table(show_lines=False)
         for column in ("#", "label", "sentence", "evidence / reason"):
@@ -73,13 +67,13 @@ def verify_command(
         for number, sentence in enumerate(result.sentences, start=1):
             style = _LABEL_STYLE.get(sentence.label, "")
             where = f"{sentence.passage}[{sentence.span[0]}:{sentence.span[1]}] " if sentence.span else ""
-            table.add_row(str(number), f"[{style}]{sentence.label}[/{style}]", _safe(sentence.text),
-                          _safe(f"{where}{sentence.reason}"))
+            table.add_row(str(number), f"[{style}]{sentence.label}[/{style}]", safe_markup(sentence.text),
+                          safe_markup(f"{where}{sentence.reason}"))
         console.print(table)
         word = "supported" if result.supported else "NOT supported"
         console.print(f"{word} · verdict {result.verdict} · groundedness {result.groundedness_score:.2f}"
-                      + (f" · model {_safe(result.model)}" if result.model else " · code only"))
+                      + (f" · model {safe_markup(result.model)}" if result.model else " · code only"))
         for note in result.notes:
-            console.print(f"note: {_safe(note)}")
+            console.print(f"note: {safe_markup(note)}")
     if not result.supported:
         raise typer.Exit(EXIT_UNSUPPORTED)

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from evigate.rules.gate.actions import cited_knowledge, iter_user_texts
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
+from evigate.rules.text.directives import find_directives
 from evigate.rules.text.instructions import matches
 from evigate.rules.text.normalize import compact, fold
 
@@ -32,6 +33,9 @@ class DestructiveCommand(Rule):
     `knowledgeTools` tool whose output holds the matched command, and its text carries one of `quoteMarkers`
     (知识库, 运维手册, runbook …). A gap has no bindings, so it is never allowed to carry one. The item is dropped
     from what the user sees; the claims decide the verdict (`warn_only`).
+    Beside the `commands`, the structural shell shapes of :mod:`evigate.rules.text.directives` (pipe to a shell,
+    `curl … | sh`, `sudo`, `chmod`/`chown`, `rm -rf`, `dd`, `mkfs`, a redirect into /etc) always count, and no quote
+    allows them: a runbook is data anyone with wiki access can edit, not authority over a machine.
     """
 
     id = "action.destructive_command"
@@ -40,11 +44,13 @@ class DestructiveCommand(Rule):
     def validate(self, context: RuleContext, params: DestructiveCommandParams) -> list[RuleFinding]:
         findings: list[RuleFinding] = []
         for target, text, item in iter_user_texts(context.data, params.fields):
+            shapes = [found.text for found in find_directives(text) if found.kind in ("shell", "remote_code")]
             commands = matches(text, params.commands)
-            if not commands:
+            if not commands and not shapes:
                 continue
-            if self._quoted(context, item, text, commands, params):
+            if not shapes and self._quoted(context, item, text, commands, params):
                 continue
+            commands = shapes or commands
             findings.append(RuleFinding(
                 target, f"suggests a destructive command ('{commands[0]}') that no marked knowledge-base quote backs"
             ))

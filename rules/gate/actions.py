@@ -57,6 +57,22 @@ def tool_outputs(session: SessionIndex, exclude_tools: Sequence[str] = ()) -> li
     return texts
 
 
+def cited_output_cores(session: SessionIndex, item: Mapping[str, Any] | None, exclude_tools: Sequence[str] = ()
+                       ) -> list[tuple[str, str]]:
+    """(text, its folded and compacted form) for the previews and retrieval details of the invocations an item's
+    bindings cite, except those of ``exclude_tools`` (the compacted forms are the session index's, built once)."""
+    pairs: list[tuple[str, str]] = []
+    if item is None:
+        return pairs
+    for _, binding in iter_bindings(item):
+        for view in session.resolve(binding_ids(binding)):
+            if view.tool_name in exclude_tools:
+                continue
+            parts = [part for part in (view.raw_preview, view.raw_details) if part]
+            pairs.extend(zip(parts, view.returned_cores, strict=True))
+    return pairs
+
+
 def cited_knowledge(session: SessionIndex, item: Mapping[str, Any] | None, knowledge_tools: Sequence[str]
                     ) -> list[InvocationView]:
     """The successful knowledge-document invocations of this session that an action's own bindings cite."""

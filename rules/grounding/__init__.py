@@ -39,12 +39,13 @@ class Grounding:
 
 @lru_cache(maxsize=1)
 def verify_gatekeeper() -> Gatekeeper:
-    """The shipped rules, with the context passages counted as documents: an answer may relay a step a passage
-    gives ("run the migration first"), never text that addresses the model; and it may keep a passage's own
-    hedge ("is usually found in …"), which restates the passage rather than guessing."""
+    """The shipped rules, with the context passages the caller gave as the authority: an answer may relay a step a
+    passage gives ("run the migration first"), never text that addresses the model nor code fetched from a URL and
+    run (``curl … | sh``, from any passage); and it may keep a passage's own hedge ("is usually found in …"),
+    which restates the passage rather than guessing."""
     tools = ["lookup_knowledge", TOOL_NAME]
     return Gatekeeper.with_overrides({
-        "action.planted_instruction": {"params": {"knowledgeTools": tools}},
+        "action.planted_instruction": {"params": {"knowledgeTools": tools, "instructingClaims": False}},
         "claim.hallucination_phrases": {"params": {"allowQuoted": True}},
     })
 

@@ -7,14 +7,16 @@ rules see real evidence and the entity rules compare the claim with the passages
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from evigate.rules.grounding.binding import Binding, Passage, bind, content_tokens, make_passages
-from evigate.rules.grounding.sentences import Sentence, split_sentences
+from evigate.rules.grounding.sentences import MAX_ANSWER_CHARS, Sentence, split_sentences
 from evigate.rules.text.entities import entity_occurs, extract_entities
-from evigate.rules.text.phrases import is_question, states_root_cause
+from evigate.rules.text.normalize import INVISIBLE, first_visible, fold, squash_whitespace
+from evigate.rules.text.phrases import QUESTION_MARKS, question_words, states_root_cause
 from evigate.signatures import ANSWER_VERSION, ToolInvocation
 
 SESSION_ID = "verify"
@@ -22,6 +24,25 @@ TOOL_NAME = "context"
 MAX_CLAIMS = 200
 """Sentences past this many are reported, unjudged, as unsupported: the gate's cost stays bounded."""
 MAX_EXTRA_PASSAGES = 2
+PREVIEW_CHARS = 160
+"""How much of an unchecked part of the answer its entry shows."""
+MIN_CLAUSE_TOKENS = 3
+"""A clause with fewer content words is not judged on its own (it is part of its neighbour's statement)."""
+_CLAUSE = re.compile(
+    r"[,;:，；：、]|\s[-–—]\s|(?<![a-z])(?:and|but|because|which|while|whereas|although|though|so|since|after|"
+    r"before|when|then|that|whom|who|where)(?![a-z])|因为|由于|但是|并且|而且|所以|因此|导致|然后|之后|以及|同时",
+    re.IGNORECASE,
+)
+_ASKS_EN = re.compile(
+    r"^(?:what|why|how|when|where|who|whom|whose|which|is|are|was|were|am|do|does|did|can|could|will|would|should|"
+    r"shall|may|might|must|has|have|had|isn't|aren't|wasn't|weren't|don't|doesn't|didn't|can't|couldn't|won't|"
+    r"wouldn't|shouldn't|hasn't|haven't|any|anything|anyone|want|wanna|need|care|mind|shall|ready|let me know)"
+    r"(?![a-z])"
+    r"|(?:,|\s)\s*(?:right|correct|ok|okay|no|yes|or not|isn't it|aren't they|don't you|didn't it|won't it)\s*[?？]$"
+)
+_ASKS_ZH = re.compile(
+    r"[吗呢么吧嘛][?？]?$|什么|为什么|如何|怎么|怎样|哪|谁|是否|几[个次点]|多少|是不是|有没有|能否|可否|可不可以"
+)
 
 
 @dataclass
@@ -35,6 +56,10 @@ class SentenceCase:
     causal: bool = False
     cross_script: bool = False
     note: str = ""
+    unchecked: str = ""
+    """Why this part of the answer was not judged (past a cap, or an empty answer): it counts against the answer."""
+    weakest_clause: tuple[str, float] | None = None
+    """The clause whose content words the passages hold least, and that share (None for a one-clause sentence)."""
 
 
 @dataclass
@@ -50,10 +75,18 @@ class GroundingCase:
         return next(claim for claim in self.output["claims"] if claim["claim_id"] == claim_id)
 
 
+def asks(text: str) -> bool:
+    """Whether a sentence is shaped as a question: an interrogative or an inverted verb first, a question tag, or a
+    Chinese question word or particle. A trailing "?" alone does not make one ("Order 123 failed because an admin
+    deleted the database?" still states a cause)."""
+    folded = fold(text.strip())
+    return bool(_ASKS_EN.search(folded) or _ASKS_ZH.search(folded))
+
+
 def is_claim(text: str) -> bool:
     """A sentence that asserts something: not a question, not a lead-in such as "Here is a summary:"."""
     stripped = text.strip()
-    if is_question(stripped):
+    if question_words(stripped) or (stripped.endswith(QUESTION_MARKS) and asks(stripped)):
         return False
     return not (stripped.endswith((":", "：")) and not extract_entities(stripped))
 
@@ -104,6 +137,38 @@ def _coverage(text: str, bindings: Sequence[Binding], passages: Sequence[Passage
     return len(held & comparable) / len(comparable), len(comparable) < len(tokens)
 
 
+def _weakest_clause(text: str, bindings: Sequence[Binding], passages: Sequence[Passage]) -> tuple[str, float] | None:
+    """The clause of a several-clause claim whose content words its passages hold least (at least
+    ``MIN_CLAUSE_TOKENS`` of them), with that share: a sentence mostly quoted may still add an invented clause."""
+    clauses = [clause for clause in _CLAUSE.split(text) if clause and clause.strip()]
+    if len(clauses) < 2:
+        return None
+    held: set[str] = set()
+    for binding in bindings:
+        held |= passages[binding.passage].tokens
+    scripts = {_is_cjk_token(token) for token in held}
+    weakest: tuple[str, float] | None = None
+    for clause in clauses:
+        tokens = {token for token in content_tokens(clause) if _is_cjk_token(token) in scripts}
+        if len(tokens) < MIN_CLAUSE_TOKENS:
+            continue
+        share = len(tokens & held) / len(tokens)
+        if weakest is None or share < weakest[1]:
+            weakest = (clause.strip(), share)
+    return weakest
+
+
+def _unchecked_tail(answer: str) -> SentenceCase | None:
+    """The visible text past ``MAX_ANSWER_CHARS``, as one unchecked entry (padding cannot hide text behind the cap)."""
+    first = first_visible(answer, MAX_ANSWER_CHARS) if len(answer) > MAX_ANSWER_CHARS else -1
+    if first < 0:
+        return None
+    preview = squash_whitespace(INVISIBLE.sub("", answer[first:first + 4 * PREVIEW_CHARS]))[:PREVIEW_CHARS]
+    why = (f"truncated: {len(answer) - MAX_ANSWER_CHARS} chars past the {MAX_ANSWER_CHARS}-character cap "
+           "not checked")
+    return SentenceCase(Sentence(-1, preview, first, len(answer)), unchecked=why)
+
+
 def _claim(claim_id: str, text: str, bindings: Sequence[Binding], passages: Sequence[Passage]) -> dict[str, Any]:
     return {
         "claim_id": claim_id,
@@ -130,6 +195,7 @@ def build_case(answer: str, context: Sequence[str] | Mapping[str, str] | str) ->
     ]
     cases: list[SentenceCase] = []
     claims: list[dict[str, Any]] = []
+    unchecked: list[SentenceCase] = []
     for sentence in split_sentences(answer):
         case = SentenceCase(sentence)
         cases.append(case)
@@ -138,6 +204,7 @@ def build_case(answer: str, context: Sequence[str] | Mapping[str, str] | str) ->
             continue
         if len(claims) >= MAX_CLAIMS:
             case.note = f"not judged: the answer has more than {MAX_CLAIMS} claims"
+            unchecked.append(case)
             continue
         case.claim_id = f"claim-{len(claims) + 1}"
         case.causal = states_root_cause(sentence.text)
@@ -145,6 +212,21 @@ def build_case(answer: str, context: Sequence[str] | Mapping[str, str] | str) ->
         if primary is not None:
             case.bindings = [primary, *_extra_bindings(sentence.text, primary, passages)]
             case.coverage, case.cross_script = _coverage(sentence.text, case.bindings, passages)
+            case.weakest_clause = _weakest_clause(sentence.text, case.bindings, passages)
         claims.append(_claim(case.claim_id, sentence.text, case.bindings, passages))
+    if unchecked:  # the first sentence past the cap stands for all of them, so the verdict counts them
+        unchecked[0].unchecked = f"not judged: {len(unchecked)} sentences past the first {MAX_CLAIMS} claims"
+    tail = _unchecked_tail(answer)
+    if tail is not None:
+        cases.append(tail)
+        unchecked.append(tail)
+    if not cases:
+        empty = SentenceCase(Sentence(0, "", 0, len(answer)), unchecked="the answer is empty: nothing in it to check")
+        cases.append(empty)
+        unchecked.append(empty)
+    for case in unchecked:
+        if case.unchecked:
+            case.claim_id = f"claim-{len(claims) + 1}"
+            claims.append(_claim(case.claim_id, case.sentence.text, [], passages))
     output = {"answer_version": ANSWER_VERSION, "claims": claims}
     return GroundingCase(passages, cases, output, invocations)

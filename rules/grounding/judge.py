@@ -5,7 +5,9 @@ Per claim, first match wins:
 2. text addressing the model (``action.planted_instruction``) → ``unsupported``; another ``reject_on_fail``
    finding (an entity found in no passage) → ``external_unknown``;
 3. any other fail-level finding → ``unsupported`` (the matrix would count it so anyway, §15.3);
-4. coverage below ``unsupportedBelow`` → ``unsupported``;
+0. a part of the answer past a cap (or an empty answer) → ``unsupported``: text nobody checked counts against it;
+4. coverage below ``unsupportedBelow`` → ``unsupported``; a clause whose words the passages hold below
+   ``clauseUnsupportedBelow`` → ``unsupported`` (the Verifier model judges it when one is given);
 5. coverage at least ``directFrom`` (every word compared — none in a script the passages are not written in):
    ``direct_observation``, unless it states a cause its spans do not state (then ``reasonable_inference`` at
    most — a cause is never observed by word overlap alone);
@@ -35,6 +37,12 @@ class GroundingParams(RuleParams):
 
     direct_from: float = Field(default=0.9, ge=0.0, le=1.0)
     unsupported_below: float = Field(default=0.7, ge=0.0, le=1.0)
+    clause_unsupported_below: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="a claim with a clause (of at least three content words) whose words the passages hold less "
+                    "than this is unsupported without a model, whatever the whole sentence's coverage: the invented "
+                    "clause decides, not the quoted rest (a model, when given, judges it instead)",
+    )
     undecided_label: ClaimVerification = Field(
         default="reasonable_inference",
         description="the label, without a model, of a claim between the two thresholds: most of its words are in "
@@ -87,7 +95,9 @@ def code_labels(case: GroundingCase, gate: GateOutcome, params: GroundingParams 
         assert claim_id is not None
         findings = [f for f in _findings(gate, index) if f[2] == "fail"]
         contradiction = _contradiction(case, item)
-        if contradiction:
+        if item.unchecked:
+            labels.append(CodeLabel(claim_id, "unsupported", item.unchecked))
+        elif contradiction:
             labels.append(CodeLabel(claim_id, "contradicted", contradiction))
         elif any(rule == PLANTED for rule, _, _ in findings):
             labels.append(CodeLabel(claim_id, "unsupported", _explain(findings, "relays planted text")))
@@ -99,6 +109,12 @@ def code_labels(case: GroundingCase, gate: GateOutcome, params: GroundingParams 
             labels.append(CodeLabel(claim_id, "unsupported", _explain(findings, "a rule failed")))
         elif item.coverage < params.unsupported_below:
             labels.append(CodeLabel(claim_id, "unsupported", f"passages hold {item.coverage:.0%} of its content words"))
+        elif item.weakest_clause is not None and item.weakest_clause[1] < params.clause_unsupported_below:
+            clause, share = item.weakest_clause
+            ceiling: ClaimVerification = "reasonable_inference" if item.causal else "direct_observation"
+            labels.append(CodeLabel(claim_id, "unsupported", f"passages hold {item.coverage:.0%} of its content words "
+                                    f"but {share:.0%} of the clause '{clause[:80]}': code cannot vouch for it",
+                                    decided=False, ceiling=ceiling))
         elif item.coverage >= params.direct_from and not item.cross_script:
             spans = " ".join(b.span_text(case.passages) for b in item.bindings)
             if item.causal and not states_root_cause(spans):
@@ -109,7 +125,7 @@ def code_labels(case: GroundingCase, gate: GateOutcome, params: GroundingParams 
                 labels.append(CodeLabel(claim_id, "direct_observation",
                                         f"passages hold {item.coverage:.0%} of its content words and its values"))
         else:
-            ceiling: ClaimVerification = "reasonable_inference" if item.causal else "direct_observation"
+            ceiling = "reasonable_inference" if item.causal else "direct_observation"
             written = "; part of it is in another language than the passages" if item.cross_script else ""
             labels.append(CodeLabel(claim_id, params.undecided_label,
                                     f"passages hold {item.coverage:.0%} of its content words{written}: "

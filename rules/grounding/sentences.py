@@ -11,8 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from evigate.rules.text.normalize import INVISIBLE_CHARS
+
 MAX_ANSWER_CHARS = 200_000
-"""Text beyond this is not split (an answer that long is judged on its first part; the rest is reported unsupported)."""
+"""Text beyond this is not split: an answer that long is judged on its first part, and any visible text past the cap
+counts against it (``rules.grounding.case`` reports it as one unsupported, unchecked part)."""
 MAX_SENTENCE_CHARS = 2_000
 """A run without any sentence end is cut here, so one hostile line cannot become one enormous claim."""
 
@@ -22,7 +25,9 @@ ABBREVIATIONS = frozenset({
     "nov", "dec", "u.s", "u.k", "u.n", "a.m", "p.m", "gen", "gov", "sen", "rep", "lt", "col", "mt",
 })
 _HARD_END = re.compile(r"[。！？；!?]+[”’\"')）」』]*|\n+")
-_PERIOD = re.compile(r"\.+[”’\"')）」』]*(?=\s|[\u3400-\u9fff]|$)")
+_PERIOD = re.compile(rf"\.+[”’\"')）」』]*(?=[\s{INVISIBLE_CHARS}]|[\u3400-\u9fff]|$)")
+_EDGES = re.compile(rf"^[\s{INVISIBLE_CHARS}*_`]+|[\s{INVISIBLE_CHARS}*_`]+$")
+"""What a sentence does not start or end with: whitespace, characters that render as nothing, emphasis marks."""
 _LEADING_MARKUP = re.compile(r"^(?:\s*(?:[-*•·+>#]+|\d{1,3}[.)、]|[（(]\d{1,3}[)）]|\*\*)\s*)+")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 _NUMBER_BEFORE = re.compile(r"\d\s?$")
@@ -75,7 +80,7 @@ def _add(sentences: list[Sentence], text: str, start: int, end: int) -> None:
     markup = _LEADING_MARKUP.match(raw)
     offset = markup.end() if markup else 0
     body = raw[offset:]
-    stripped = body.strip().strip("*_`").strip()
+    stripped = _EDGES.sub("", body)
     if not any(char.isalnum() for char in stripped):
         return
     first = start + offset + body.find(stripped[0])

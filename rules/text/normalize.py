@@ -21,6 +21,17 @@ _SEPARATORS = re.compile(r"[^\w.%/#@+\-]+")
 _EDGE_PUNCTUATION = " .,;:!?。，；：！？、\"'“”‘’()（）[]【】<>《》-"
 _ELLIPSIS = re.compile(r"\s*(?:\.{3,}|…+|⋯+)\s*")
 _WHITESPACE = re.compile(r"\s+")
+INVISIBLE_CHARS = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e"
+                   "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0")
+"""Format characters that render as nothing (zero-width spaces and joiners, bidi marks, the BOM): a character class."""
+INVISIBLE = re.compile(f"[{INVISIBLE_CHARS}]")
+_VISIBLE = re.compile(f"[^\\s{INVISIBLE_CHARS}\x00-\x1f\x7f-\x9f]")
+
+
+def first_visible(text: str, start: int = 0) -> int:
+    """The offset of the first character a reader would see (not whitespace, invisible or control), or -1."""
+    hit = _VISIBLE.search(text, start)
+    return hit.start() if hit else -1
 MAX_EXCERPT_CHARS = 2000
 """Longer excerpts are scored on their first characters only: this bounds the alignment cost on hostile input."""
 MIN_BLOCK_WEIGHT = 5

@@ -69,13 +69,16 @@ MIN_ID_DIGITS = 3
 def question_anchors(query: str) -> list[Entity]:
     """The entities of ``query`` a returned line can be about: error codes, ids and services, not times or counts."""
     anchors: list[Entity] = []
+    seen: set[str] = set()  # one set lookup per entity: linear in the entities of the question (issue 22 item 10)
     for entity in extract_entities(query or ""):
         if entity.kind == "number":
             if entity.has_unit or entity.digits < MIN_ID_DIGITS or entity.approximate:
                 continue
         elif entity.kind not in STRONG_KINDS and entity.kind != "service":
             continue
-        if all(fold(other.text) != fold(entity.text) for other in anchors):
+        key = fold(entity.text)
+        if key not in seen:
+            seen.add(key)
             anchors.append(entity)
     return anchors
 
@@ -97,6 +100,26 @@ def names_record(number: str, line: str) -> bool:
     return False
 
 
+_DIGIT_RUN = re.compile(r"\d+")
+
+
+def _present(anchors: Sequence[Entity], text: str) -> list[Entity]:
+    """The anchors ``text`` names. A record number is first looked up among the text's digit runs (one pass over the
+    text, one set lookup per anchor), so a question of n ids costs n lookups, not n scans of every output."""
+    runs: set[str] | None = None
+    present: list[Entity] = []
+    for anchor in anchors:
+        number = anchor.exact or anchor.text
+        if anchor.kind == "number" and number.isdigit():
+            if runs is None:
+                runs = set(_DIGIT_RUN.findall(text))
+            if number not in runs:
+                continue
+        if _occurs(anchor, text):
+            present.append(anchor)
+    return present
+
+
 def _occurs(anchor: Entity, line: str) -> bool:
     if anchor.kind == "number":
         return names_record(anchor.exact or anchor.text, line)
@@ -115,7 +138,7 @@ def _best_line(view: InvocationView, anchors: Sequence[Entity]) -> tuple[tuple[i
     "by error_code: X=31" tally above it)."""
     best: tuple[tuple[int, int], str, list[str]] | None = None
     ties = 0
-    present = [anchor for anchor in anchors if _occurs(anchor, view.raw_preview)]
+    present = _present(anchors, view.raw_preview)
     if not any(anchor.kind != "service" for anchor in present):
         return None  # no strong anchor anywhere in this output: no line of it can name the record
     for raw in view.raw_preview.splitlines():

@@ -155,3 +155,19 @@ def test_a_context_claim_quoting_a_call_leaves_its_record_to_code() -> None:
     """Measured on the 0.5B default (INC-02): "notification-service 短信服务商 熔断" as context, bound to the log."""
     context = output(claim("pay-gateway 上游 unionpay 通道", "upstream unionpay timeout", [2], claim_type="context"))
     assert [a.new_text for a in anchored(context)[1]] == [f"query_order 返回：{ORDER}", f"query_logs 返回：{LOG}"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ids=st.lists(st.integers(min_value=100, max_value=99_999), min_size=1, max_size=30),
+    lines=st.lists(st.tuples(st.sampled_from(["order ", "order_id=", "订单 ", "#", "pool_pending=", "took ", ""]),
+                             st.integers(min_value=0, max_value=99_999)), max_size=30),
+)
+def test_looking_record_numbers_up_among_digit_runs_finds_what_a_scan_finds(ids: list[int], lines: list[Any]) -> None:
+    """Issue 22 item 10: the one-pass lookup that makes the anchors linear names exactly the anchors a scan names."""
+    from evigate.rules.verdict.anchor_observations import _occurs, _present
+
+    anchors = question_anchors("订单 " + " ".join(f"order {number} ERR_TIMEOUT" for number in ids) + " 为什么失败？")
+    text = "\n".join(f"ERROR {prefix}{number} ERR_TIMEOUT pay-gateway" for prefix, number in lines)
+    assert _present(anchors, text) == [anchor for anchor in anchors if _occurs(anchor, text)]
+    assert len({anchor.text for anchor in anchors}) == len(anchors)  # each anchor once, however often it is named
