@@ -44,7 +44,11 @@ def signature(folder: Path) -> Signature:
     """(relative path, size, mtime_ns) of every markdown file: changes whenever a document does."""
     entries = []
     for path in sorted(folder.rglob("*.md")):
-        stat = path.stat()
+        try:
+            stat = path.stat()
+        except OSError:  # a dangling link: the index skips and names it, the signature must not fail on it
+            entries.append((path.relative_to(folder).as_posix(), -1, -1))
+            continue
         entries.append((path.relative_to(folder).as_posix(), stat.st_size, stat.st_mtime_ns))
     return tuple(entries)
 
@@ -112,7 +116,10 @@ class KnowledgeConnector:
             return SourceCheck(source=source_name, kind=self.kind, reachable=False,
                                detail=f"knowledge folder {folder} does not exist")
         base = KnowledgeBase.from_directory(folder)
+        detail = (f"{len(base.documents)} documents, {len(base.sections)} sections" if base.documents
+                  else f"no readable *.md documents under {folder}")
+        if base.skipped:
+            detail += "; skipped " + "; ".join(f"{name} ({why})" for name, why in base.skipped.items())
         return SourceCheck(source=source_name, kind=self.kind, reachable=bool(base.documents),
                            seen=len(base.documents), latency_ms=(time.perf_counter() - started) * 1000,
-                           detail=f"{len(base.documents)} documents, {len(base.sections)} sections"
-                           if base.documents else f"no *.md documents under {folder}")
+                           detail=detail)
