@@ -68,7 +68,7 @@ def load_domain_dir(directory: str | Path) -> Domain:
     """Read and validate a domain directory; ConfigError naming the file and key of any problem."""
     root = Path(directory).expanduser()
     config = root / DOMAIN_FILE
-    if not config.is_file():
+    if not config.exists():  # present but a FIFO or a device: the bounded reader says what it is
         raise ConfigError(f"{config}: not found (a domain directory holds {DOMAIN_FILE}; `evigate domain init DIR` "
                           "writes a starter one)")
     data = read_yaml_bounded(config, what="domain file") or {}
