@@ -77,8 +77,8 @@ def test_deeply_nested_yaml_is_a_config_error_not_a_recursion_error(tmp_path: Pa
 
 
 def _verify(*args: str, stdin: int | None = None) -> subprocess.CompletedProcess[str]:
-    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, ({0}, {0})); "
-            "sys.argv = ['evigate', *sys.argv[1:]]; from evigate.cli import main; main()").format(MEMORY_CAP)
+    code = (f"import resource, sys; resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_CAP}, {MEMORY_CAP})); "
+            "sys.argv = ['evigate', *sys.argv[1:]]; from evigate.cli import main; main()")
     return subprocess.run([sys.executable, "-c", code, "verify", *args], capture_output=True, text=True,
                           timeout=180, stdin=stdin)
 

@@ -46,6 +46,8 @@ FILE_FUNCTIONS = frozenset({
 })
 _CALL_OPEN = re.compile(r"\s*\(\s*(\[\s*)?$")
 _LIST_NEXT = re.compile(r"\s*,\s*$")
+_ARG_END = re.compile(r"\s*[,)]")
+_LIST_END = re.compile(r"\s*\]\s*[,)]")
 
 
 class UnsafeSQL(ValueError):
@@ -121,14 +123,18 @@ def file_paths(sql: str) -> list[str]:
                 raise UnsafeSQL(f"{token.group(0)}(...) must name its file as a string literal, so that the file "
                                 "can be checked against the domain directory before the query runs")
             paths.append(_literal(following))
+            position = index + 2
             if opened.group(1):  # a list: every element a literal
-                position = index + 2
                 while position < len(tokens) and _LIST_NEXT.match(sql[tokens[position - 1].end():
                                                                      tokens[position].start()]):
                     if tokens[position].lastgroup not in {"string", "estring"}:
                         raise UnsafeSQL(f"{token.group(0)}([...]) must list its files as string literals")
                     paths.append(_literal(tokens[position]))
                     position += 1
+            after = sql[tokens[position - 1].end():tokens[position].start() if position < len(tokens) else len(sql)]
+            if not (_LIST_END if opened.group(1) else _ARG_END).match(after):  # 'a' || 'b', ['a'] || x: computed
+                raise UnsafeSQL(f"{token.group(0)}(...) must name its file as a string literal, so that the file "
+                                "can be checked against the domain directory before the query runs")
         elif token.lastgroup in {"string", "estring", "ident"} and index > 0:
             before = tokens[index - 1]
             gap = sql[before.end():token.start()]
