@@ -173,6 +173,10 @@ class DiagnosisProgram(dspy.Module):
             # on the session so that it never stays `running`, then let it go on up.
             self._end_abruptly(session_id, exc, rounds=len(history) + 1)
             raise
+        finally:
+            # The audit file (and the demo world in it) is held only while a question writes or reads it: once the
+            # answer is out, another process (`evigate show`) or a read-only connection can open it at once.
+            self.store.release()
 
     def _end_abruptly(self, session_id: str, exc: BaseException, *, rounds: int) -> None:
         interrupted = not isinstance(exc, Exception)
