@@ -146,3 +146,14 @@ def test_duckdb_connections_are_sandboxed_at_run_time_too(tmp_path: Path) -> Non
                                   "current_setting('enable_external_access')").fetchone() == (False, False)
         with pytest.raises(Exception, match="disabled by configuration"):
             connection.execute("SELECT * FROM read_text('/etc/passwd')")
+
+
+def test_a_knowledge_folder_outside_the_domain_needs_the_opt_out(tmp_path: Path) -> None:
+    domain, outside = _domain(tmp_path)
+    (outside / "runbook.md").write_text("# Runbook\n\n## LOCK_TIMEOUT\n\nRetry the booking.\n")
+    tool = {"name": "lookup_knowledge", "description": "Runbooks.", "source": "kb"}
+    with pytest.raises(ConfigError, match=r"sources\.kb\.path: .*outside the domain directory"):
+        _build({"kb": {"kind": "knowledge", "path": "../outside"}}, [tool], domain)
+    [source] = parse_sources({"kb": {"kind": "knowledge", "path": "../outside"}}).values()
+    assert not CONNECTORS["knowledge"].check("kb", source, base_dir=domain).reachable
+    assert _build({"kb": {"kind": "knowledge", "path": "../outside", "allow_outside_domain": True}}, [tool], domain)
