@@ -101,3 +101,11 @@ def test_verify_cli_refuses_an_unbounded_context_with_exit_2(tmp_path: Path) -> 
     answer.write_text("pay-gateway 耗时 5300 ms。", encoding="utf-8")
     done = _verify("-a", str(answer), "-c", "/dev/zero")
     assert done.returncode == 2 and "context file /dev/zero is a character device" in done.stderr
+
+
+def test_a_settings_file_that_is_a_fifo_or_a_device_is_a_config_error(tmp_path: Path) -> None:
+    from evigate.settings import load_settings
+
+    for path in (_fifo(tmp_path, "settings.yaml"), Path("/dev/zero")):
+        with pytest.raises(ConfigError, match="not a regular file"):
+            load_settings(path)
