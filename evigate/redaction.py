@@ -39,9 +39,15 @@ def redact_secrets(text: str) -> str:
     """`text` with every credential it holds (see the module docstring) replaced by `***`."""
     if not isinstance(text, str) or not text:
         return text
-    text = _URL_PASSWORD.sub(rf"\g<head>{REDACTED}@", text)
-    text = _KEY_VALUE.sub(lambda match: f"{match.group('head')}{match.group('quote')}{REDACTED}", text)
-    return _AUTH_HEADER.sub(rf"\g<head>{REDACTED}", text)
+    # Cheap substring tests first: most tool output holds no credential, and the patterns cost ~1 ms per KB.
+    lowered = text.lower()
+    if "://" in text and "@" in text:
+        text = _URL_PASSWORD.sub(rf"\g<head>{REDACTED}@", text)
+    if any(key in lowered for key in SECRET_KEYS):
+        text = _KEY_VALUE.sub(lambda match: f"{match.group('head')}{match.group('quote')}{REDACTED}", text)
+    if "bearer" in lowered or "authorization" in lowered:
+        text = _AUTH_HEADER.sub(rf"\g<head>{REDACTED}", text)
+    return text
 
 
 def redact_url(url: str) -> str:
