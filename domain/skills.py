@@ -125,7 +125,10 @@ def load_skills(directory: str | Path, placeholders: Iterable[str] = ()) -> list
         raise ConfigError(f"skill directory not found: {folder}")
     skills: dict[str, Skill] = {}
     for path in sorted(folder.glob("*.yaml")):
-        raw = read_yaml_bounded(path, what="skill file")
+        try:
+            raw = read_yaml_bounded(path, what="skill file")
+        except ConfigError as exc:  # unreadable, not YAML or nested too deep: the file is no skill
+            raise ConfigError(f"invalid skill: {exc}") from None
         try:
             skill = Skill.model_validate(raw)
         except ValidationError as exc:
