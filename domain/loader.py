@@ -12,12 +12,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from evigate.domain.model import Domain
 from evigate.domain.skills import load_skills
 from evigate.errors import ConfigError
+from evigate.files import read_yaml_bounded
 
 DOMAIN_FILE = "domain.yaml"
 DEFAULT_DOMAIN = "demo"
@@ -68,13 +68,10 @@ def load_domain_dir(directory: str | Path) -> Domain:
     """Read and validate a domain directory; ConfigError naming the file and key of any problem."""
     root = Path(directory).expanduser()
     config = root / DOMAIN_FILE
-    if not config.is_file():
+    if not config.exists():  # present but a FIFO or a device: the bounded reader says what it is
         raise ConfigError(f"{config}: not found (a domain directory holds {DOMAIN_FILE}; `evigate domain init DIR` "
                           "writes a starter one)")
-    try:
-        data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{config}: not valid YAML: {exc}") from None
+    data = read_yaml_bounded(config, what="domain file") or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{config}: must hold a mapping at the top level")
     data.setdefault("knowledge", ["knowledge"])

@@ -142,7 +142,10 @@ class Domain(BaseModel):
         folders = self.knowledge_dirs()
         if len(folders) == 1:
             return load_knowledge_base(folders[0])
-        return KnowledgeBase([s for folder in folders for s in load_knowledge_base(folder).sections])
+        bases = {folder: load_knowledge_base(folder) for folder in folders}
+        return KnowledgeBase([section for base in bases.values() for section in base.sections],
+                             {f"{folder}/{name}": why for folder, base in bases.items()
+                              for name, why in base.skipped.items()})
 
     def build_registry(self) -> ToolRegistry:
         """A fresh registry: lookup_knowledge (when there are knowledge folders), the clock, the sources' tools."""

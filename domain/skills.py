@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from evigate.domain.vocabulary import singular
 from evigate.errors import ConfigError
+from evigate.files import read_yaml_bounded
 from evigate.signatures import PlanStep
 
 PLACEHOLDER = re.compile(r"\{([a-z_]+)(?:\|([^{}]*))?\}")
@@ -126,8 +126,12 @@ def load_skills(directory: str | Path, placeholders: Iterable[str] = ()) -> list
     skills: dict[str, Skill] = {}
     for path in sorted(folder.glob("*.yaml")):
         try:
-            skill = Skill.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-        except (yaml.YAMLError, ValidationError) as exc:
+            raw = read_yaml_bounded(path, what="skill file")
+        except ConfigError as exc:  # unreadable, not YAML or nested too deep: the file is no skill
+            raise ConfigError(f"invalid skill: {exc}") from None
+        try:
+            skill = Skill.model_validate(raw)
+        except ValidationError as exc:
             raise ConfigError(f"{path}: invalid skill: {exc}") from exc
         unknown = skill.placeholders() - known
         if unknown:

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 
 from evigate.errors import ConfigError
+from evigate.files import read_yaml_bounded
 from evigate.llm.models import DEFAULT_LOCAL_MODEL as _LOCAL_MODEL_NAME
 from evigate.llm.models import LOCAL_PREFIX
 
@@ -213,12 +214,9 @@ def load_settings(
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"settings file not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"settings file {path} is not valid YAML: {exc}") from None
+    if not path.exists():
+        raise ConfigError(f"settings file not found: {path}")
+    loaded = read_yaml_bounded(path, what="settings file")  # a FIFO or /dev/zero is refused, not read forever
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):

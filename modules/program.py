@@ -160,7 +160,12 @@ class DiagnosisProgram(dspy.Module):
     # -- the program ---------------------------------------------------------------------------------------------
     def forward(self, query: str) -> DiagnosisResult:
         check_query(query)  # QueryError (a ValueError): not text, empty, or past MAX_QUERY_CHARS
-        return diagnose(self.runner(), query)
+        try:
+            return diagnose(self.runner(), query)
+        finally:
+            # The audit file (and the demo world in it) is held only while a question writes or reads it: once the
+            # answer is out, another process (`evigate show`) or a read-only connection can open it at once.
+            self.store.release()
 
     # -- persistence ---------------------------------------------------------------------------------------------
     def save(self, path: str | Path, **_: Any) -> Path:  # type: ignore[override]

@@ -125,6 +125,13 @@ class AuditStore:
         self._heartbeat.stop()
         self._backend.close()
 
+    def release(self) -> None:
+        """Let go of the DuckDB file now, if no unit of work of this process uses it, instead of after the short
+        linger that lets bursts of writes share one opening: a finished question leaves the file to other
+        processes (and to read-only connections of this one). The store stays open; the next write reopens it."""
+        if isinstance(self._backend, DuckDBBackend):
+            self._backend.close_if_idle()
+
     def __enter__(self) -> Self:
         return self
 

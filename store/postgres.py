@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from evigate.errors import AuditValueError, SessionNotFoundError, StoreError
+from evigate.redaction import redact_secrets, redact_url
 from evigate.store import pg_sql
 from evigate.store.codec import rows_to_dicts
 from evigate.store.duck import DuckDBBackend, LeasedCursor
@@ -32,9 +31,6 @@ URL_SCHEMES = ("postgresql://", "postgres://")
 CONNECT_TIMEOUT_SECONDS = 10
 MAX_IDLE_CONNECTIONS = 8
 _MIGRATION_LOCK_KEY = 0x65766967  # "evig": one advisory lock id for every evigate migration
-_REDACTED = "***"
-_URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)[^@\s]*@", re.IGNORECASE)
-_QUERY_PASSWORD = re.compile(r"(?P<head>[?&](?:password|sslpassword)=)[^&\s]*", re.IGNORECASE)
 
 _CREATE_VERSION_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_version (
@@ -48,27 +44,6 @@ CREATE TABLE IF NOT EXISTS schema_version (
 def is_postgres_url(location: str) -> bool:
     """Whether ``location`` names a PostgreSQL database rather than a DuckDB file."""
     return location.strip().lower().startswith(URL_SCHEMES)
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its password (in the authority or a ``password=`` parameter) replaced by ``***``."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        credentials, host = netloc.rsplit("@", 1)
-        if ":" in credentials:
-            netloc = f"{credentials.split(':', 1)[0]}:{_REDACTED}@{host}"
-    query = urlencode(
-        [(key, _REDACTED if key.lower() in {"password", "sslpassword"} else value)
-         for key, value in parse_qsl(parts.query, keep_blank_values=True)],
-        safe="*",
-    )  # fmt: skip
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def redact_secrets(text: str) -> str:
-    """Any database URL inside ``text`` with its password replaced (settings snapshots, error messages)."""
-    return _QUERY_PASSWORD.sub(rf"\g<head>{_REDACTED}", _URL_PASSWORD.sub(rf"\g<head>{_REDACTED}@", text))
 
 
 class PostgresBackend:

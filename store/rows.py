@@ -13,9 +13,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from evigate.errors import AuditValueError
+from evigate.redaction import redact_value
 from evigate.signatures import SELF_EVALUATION_SLOTS, ToolInvocation
 from evigate.store.codec import clean_text, clean_value, from_json_text, require_finite, to_json_text
-from evigate.store.postgres import redact_secrets
 from evigate.store.preview import make_preview
 
 SESSION_STATUSES = ("running", "finished", "failed", "interrupted")
@@ -100,14 +100,7 @@ def recorded_invocation(invocation_id: int, params: Sequence[Any]) -> ToolInvoca
 
 
 def redacted(value: Any) -> Any:
-    """``value`` with any database URL's password replaced, in every string inside it."""
+    """``value`` with every credential (a URL's password, ``api_key``/``token``/``password`` values) replaced."""
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
-    value = clean_value(value)
-    if isinstance(value, str):
-        return redact_secrets(value)
-    if isinstance(value, dict):
-        return {key: redacted(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [redacted(item) for item in value]
-    return value
+    return redact_value(clean_value(value))

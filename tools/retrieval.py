@@ -8,12 +8,18 @@ Documents are split into sections at `## ` headings; a hit is a section. Tokens 
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import bm25s
 import numpy as np
+
+from evigate.errors import InputFileError
+from evigate.files import read_text_bounded
+
+logger = logging.getLogger(__name__)
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9_]+(?:[-.][a-z0-9_]+)*")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -27,6 +33,8 @@ CJK_STOPWORDS = frozenset(
 )
 LAYER_ORDER = ("exact_error_code", "keyword", "bm25")
 MAX_SECTIONS_PER_DOCUMENT = 2
+MAX_DOCUMENT_BYTES = 5_000_000
+"""A knowledge document longer than this (5 MB) is skipped and named, not indexed."""
 
 
 def tokenize(text: str) -> list[str]:
@@ -93,10 +101,15 @@ def _split_sections(document: str, markdown: str) -> list[Section]:
 
 
 class KnowledgeBase:
-    """Sections of every `*.md` under a folder, indexed for the three retrieval layers."""
+    """Sections of every `*.md` under a folder, indexed for the three retrieval layers.
 
-    def __init__(self, sections: list[Section]) -> None:
+    `skipped` names the documents that could not be read (not UTF-8, a FIFO, too large …) with the reason: one bad
+    file leaves the rest of the folder searchable, and `evigate domain check` shows which file was left out.
+    """
+
+    def __init__(self, sections: list[Section], skipped: dict[str, str] | None = None) -> None:
         self.sections = sections
+        self.skipped: dict[str, str] = dict(skipped or {})
         self.documents = sorted({section.document for section in sections})
         self._bm25 = bm25s.BM25()
         if sections:
@@ -108,9 +121,17 @@ class KnowledgeBase:
         """Load every markdown file under `folder`; document names are POSIX paths relative to it."""
         root = Path(folder)
         sections: list[Section] = []
+        skipped: dict[str, str] = {}
         for path in sorted(root.rglob("*.md")):
-            sections.extend(_split_sections(path.relative_to(root).as_posix(), path.read_text(encoding="utf-8")))
-        return cls(sections)
+            name = path.relative_to(root).as_posix()
+            try:
+                text = read_text_bounded(path, what="knowledge document", limit=MAX_DOCUMENT_BYTES)
+            except InputFileError as exc:
+                skipped[name] = str(exc).removeprefix(f"knowledge document {path} ")
+                logger.warning("%s", exc)
+                continue
+            sections.extend(_split_sections(name, text))
+        return cls(sections, skipped)
 
     def search(self, query: str, top_k: int = 3) -> list[Hit]:
         """Best sections for `query`: error-code definitions first, then keyword matches, then BM25.

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field, ValidationError
 
 from evigate.errors import AuditValueError, StoreError, ToolError
+from evigate.redaction import redact_secrets, redact_value
 from evigate.signatures import ToolInvocation
 from evigate.signatures.preview import truncate
 from evigate.store.codec import REPLACEMENT_CHARACTER, clean_value, has_surrogates
@@ -139,10 +140,16 @@ class Toolbox:
             tool, output, error = self._execute(name, args)
         latency_ms = (time.perf_counter() - started) * 1000
         success = error is None and output is not None
-        if error is not None and len(error) > MAX_ERROR_CHARS:
-            error = error[:MAX_ERROR_CHARS] + "…"
-        text = cap_output(output.text, self.max_output_chars) if success and output else f"ERROR: {error}"
-        details = json_safe(output.retrieval_details) if success and output and output.retrieval_details else None
+        # Credentials never reach the audit or the model: a source URL's password inside a connection error, a
+        # token in a tool's output (evigate.redaction). The caller gets the recorded text, so both agree.
+        if error is not None:
+            error = redact_secrets(error)
+            if len(error) > MAX_ERROR_CHARS:
+                error = error[:MAX_ERROR_CHARS] + "…"
+        ran = success and output is not None
+        text = cap_output(redact_secrets(output.text), self.max_output_chars) if ran and output else f"ERROR: {error}"
+        raw_details = output.retrieval_details if ran and output else None
+        details = redact_value(json_safe(raw_details)) if raw_details else None
         is_evidence = tool.is_evidence if tool is not None else True
         try:
             record = self._record(str(name), safe_args, text, details, success, error, is_evidence, latency_ms)

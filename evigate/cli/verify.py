@@ -11,7 +11,8 @@ from rich.table import Table
 
 from evigate.cli.app import app
 from evigate.cli.terminal import json_for_terminal, safe_markup, strip_controls
-from evigate.errors import EvigateError, InputFileError
+from evigate.errors import EvigateError
+from evigate.files import read_text_bounded
 
 EXIT_UNSUPPORTED = 1
 EXIT_USAGE = 2
@@ -23,19 +24,9 @@ _LABEL_STYLE = {
 
 
 def _read(path: Path, what: str) -> str:
-    try:
-        if path.is_dir():
-            raise InputFileError(f"{what} {path} is a directory, not a file")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise InputFileError(f"{what} {path} is larger than {MAX_FILE_BYTES // 1_000_000} MB")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputFileError(f"{what} {path} does not exist") from None
-    except PermissionError:
-        raise InputFileError(f"{what} {path} is not readable (permission denied)") from None
-    except OSError as exc:
-        raise InputFileError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
-    return data.decode("utf-8", errors="replace")  # a stray byte must not stop a check of the rest
+    # Bounded whatever the file is (/dev/zero, a FIFO, /dev/stdin, /proc): an error past the cap, never a short
+    # read. A stray non-UTF-8 byte must not stop a check of the rest, so it is replaced, not refused.
+    return read_text_bounded(path, what=what, limit=MAX_FILE_BYTES, errors="replace")
 
 
 @app.command("verify")

@@ -231,6 +231,43 @@ def resolve_path(base_dir: Path, path: str) -> Path:
     return candidate if candidate.is_absolute() else (base_dir / candidate)
 
 
+def inside(base_dir: Path, path: str | os.PathLike[str]) -> bool:
+    """Whether `path`, with `..` and symlinks resolved, is the domain directory or under it."""
+    base = os.path.realpath(base_dir)
+    real = os.path.realpath(path)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _fixed_part(path: Path) -> Path:
+    """The leading components of a glob pattern that hold no wildcard (the folder a glob can reach)."""
+    parts = []
+    for part in path.parts:
+        if any(char in part for char in "*?["):
+            break
+        parts.append(part)
+    return Path(*parts) if parts else Path(path.anchor or ".")
+
+
+def confined_path(base_dir: Path, path: str, *, allow_outside: bool, where: str) -> Path:
+    """`resolve_path`, refusing (ConfigError naming `where`) a file or glob that reaches outside the domain
+    directory — an absolute path, `..`, a symlink out — unless the source set `allow_outside_domain: true`."""
+    resolved = resolve_path(base_dir, path)
+    if not allow_outside and not inside(base_dir, _fixed_part(resolved)):
+        raise ConfigError(f"{where}: {path!r} is outside the domain directory {base_dir}; a source reads only "
+                          "files under it unless it sets `allow_outside_domain: true`")
+    return resolved
+
+
+class FileSourceConfig(SourceConfig):
+    """A source that reads files (logs, knowledge, DuckDB over Parquet/CSV): confined to the domain directory."""
+
+    allow_outside_domain: bool = Field(
+        default=False,
+        description="read files outside the domain directory (absolute paths, `..`, symlinks leading out); "
+        "off by default: such a path is a configuration error",
+    )
+
+
 def refuse_params(tool: ToolConfig, kind: str) -> None:
     """Connectors whose arguments are fixed (logs, knowledge, MCP) reject declared `params`."""
     if tool.params:

@@ -19,11 +19,11 @@ from evigate.errors import ConfigError, ToolError
 from evigate.tools.base import Tool, ToolOutput
 from evigate.tools.connectors.base import (
     ConnectorTool,
+    FileSourceConfig,
     SourceCheck,
-    SourceConfig,
     ToolConfig,
+    confined_path,
     refuse_params,
-    resolve_path,
 )
 from evigate.tools.knowledge import LookupKnowledge, LookupKnowledgeArgs
 from evigate.tools.retrieval import KnowledgeBase
@@ -31,7 +31,7 @@ from evigate.tools.retrieval import KnowledgeBase
 Signature = tuple[tuple[str, int, int], ...]
 
 
-class KnowledgeSource(SourceConfig):
+class KnowledgeSource(FileSourceConfig):
     kind: Literal["knowledge"]
     path: str = Field(default="knowledge", description="folder of *.md documents, relative to the domain directory")
 
@@ -44,7 +44,11 @@ def signature(folder: Path) -> Signature:
     """(relative path, size, mtime_ns) of every markdown file: changes whenever a document does."""
     entries = []
     for path in sorted(folder.rglob("*.md")):
-        stat = path.stat()
+        try:
+            stat = path.stat()
+        except OSError:  # a dangling link: the index skips and names it, the signature must not fail on it
+            entries.append((path.relative_to(folder).as_posix(), -1, -1))
+            continue
         entries.append((path.relative_to(folder).as_posix(), stat.st_size, stat.st_mtime_ns))
     return tuple(entries)
 
@@ -95,7 +99,8 @@ class KnowledgeConnector:
     ToolSpec = KnowledgeToolSpec
 
     def build_tools(self, source_name: str, source: Any, tools: list[Any], *, base_dir: Path) -> list[Tool]:
-        folder = resolve_path(base_dir, source.path)
+        folder = confined_path(base_dir, source.path, allow_outside=source.allow_outside_domain,
+                               where=f"sources.{source_name}.path")
         if not folder.is_dir():
             raise ConfigError(f"sources.{source_name}.path: knowledge folder {folder} does not exist")
         live = LiveKnowledgeBase(folder)
@@ -107,12 +112,19 @@ class KnowledgeConnector:
 
     def check(self, source_name: str, source: Any, *, base_dir: Path) -> SourceCheck:
         started = time.perf_counter()
-        folder = resolve_path(base_dir, source.path)
+        try:
+            folder = confined_path(base_dir, source.path, allow_outside=source.allow_outside_domain,
+                                   where=f"sources.{source_name}.path")
+        except ConfigError as exc:
+            return SourceCheck(source=source_name, kind=self.kind, reachable=False, detail=str(exc))
         if not folder.is_dir():
             return SourceCheck(source=source_name, kind=self.kind, reachable=False,
                                detail=f"knowledge folder {folder} does not exist")
         base = KnowledgeBase.from_directory(folder)
+        detail = (f"{len(base.documents)} documents, {len(base.sections)} sections" if base.documents
+                  else f"no readable *.md documents under {folder}")
+        if base.skipped:
+            detail += "; skipped " + "; ".join(f"{name} ({why})" for name, why in base.skipped.items())
         return SourceCheck(source=source_name, kind=self.kind, reachable=bool(base.documents),
                            seen=len(base.documents), latency_ms=(time.perf_counter() - started) * 1000,
-                           detail=f"{len(base.documents)} documents, {len(base.sections)} sections"
-                           if base.documents else f"no *.md documents under {folder}")
+                           detail=detail)

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evigate.errors import ConfigError, EvigateError
+from evigate.redaction import redact_secrets
 from evigate.tools.base import Tool
 from evigate.tools.connectors.base import SourceCheck, SourceConfig, ToolConfig
 
@@ -102,9 +103,11 @@ def check_sources(sources: Mapping[str, SourceConfig], *, base_dir: Path) -> lis
     for source_name, source in sources.items():
         started = time.perf_counter()
         try:
-            checks.append(connectors[source.kind].check(source_name, source, base_dir=Path(base_dir)))
+            check = connectors[source.kind].check(source_name, source, base_dir=Path(base_dir))
         except (EvigateError, OSError, ValueError) as exc:
-            checks.append(SourceCheck(source=source_name, kind=source.kind, reachable=False,
-                                      latency_ms=(time.perf_counter() - started) * 1000,
-                                      detail=f"{type(exc).__name__}: {exc}"))
+            check = SourceCheck(source=source_name, kind=source.kind, reachable=False,
+                                latency_ms=(time.perf_counter() - started) * 1000,
+                                detail=f"{type(exc).__name__}: {exc}")
+        # What `domain check` prints: a source URL's password or token never (a connection error names the URL).
+        checks.append(check.model_copy(update={"detail": redact_secrets(check.detail)}))
     return checks

@@ -20,17 +20,19 @@ import duckdb
 from pydantic import Field, field_validator, model_validator
 
 from evigate.errors import ConfigError, ToolError
+from evigate.files import regular_file_problem
 from evigate.tools.base import Tool, ToolArgs, ToolOutput
 from evigate.tools.connectors.base import (
     ConnectorTool,
+    FileSourceConfig,
     SourceCheck,
-    SourceConfig,
     ToolConfig,
     _Strict,
+    confined_path,
+    inside,
     refuse_params,
-    resolve_path,
 )
-from evigate.tools.connectors.duckrun import run_duckdb
+from evigate.tools.connectors.duckrun import allowed_roots, run_duckdb, sandboxed_connection
 from evigate.tools.connectors.timeutil import TIME_HELP, iso, parse_time
 from evigate.tools.formatting import one_line
 
@@ -54,7 +56,7 @@ class FieldMap(_Strict):
     business_id: str | None = None
 
 
-class LogFilesSource(SourceConfig):
+class LogFilesSource(FileSourceConfig):
     kind: Literal["logfiles"]
     path: str = Field(description="a file or a glob (e.g. logs/*.jsonl), relative to the domain directory")
     format: Literal["jsonl", "logfmt", "text"] = "jsonl"
@@ -105,12 +107,29 @@ def _sql_string(text: str) -> str:
 class LogReader:
     """SQL over the files of one source: a relation with the six role columns (VARCHAR, ts as TIMESTAMPTZ)."""
 
-    def __init__(self, source: LogFilesSource, base_dir: Path) -> None:
+    def __init__(self, source: LogFilesSource, base_dir: Path, where: str = "path") -> None:
         self.source = source
-        self.pattern = str(resolve_path(base_dir, source.path))
+        self.base_dir = base_dir
+        self.pattern = str(confined_path(base_dir, source.path, allow_outside=source.allow_outside_domain,
+                                         where=where))
+
+    def scan(self) -> tuple[list[str], dict[str, str]]:
+        """(the files to read, {file left out: why}): a FIFO or device would block DuckDB's reader, and a symlink
+        leading out of the domain directory is out of bounds like a path that does."""
+        files: list[str] = []
+        skipped: dict[str, str] = {}
+        for name in sorted(glob.glob(self.pattern, recursive=True)):
+            problem = regular_file_problem(name)
+            if problem is None and not self.source.allow_outside_domain and not inside(self.base_dir, name):
+                problem = "leads outside the domain directory"
+            if problem is None:
+                files.append(name)
+            else:
+                skipped[name] = problem
+        return files, skipped
 
     def files(self) -> list[str]:
-        return sorted(glob.glob(self.pattern, recursive=True))
+        return self.scan()[0]
 
     def relation_sql(self, files: list[str]) -> str:
         """A SELECT producing columns ts, service, level, message, trace_id, business_id, line."""
@@ -147,10 +166,12 @@ class LogReader:
             f"FROM ({raw} LIMIT {self.source.max_rows_scanned})"
         )
 
-    def connect(self) -> duckdb.DuckDBPyConnection:
-        connection = duckdb.connect(":memory:")
-        connection.execute("SET TimeZone = 'UTC'")
-        return connection
+    def connect(self, files: list[str]) -> duckdb.DuckDBPyConnection:
+        return sandboxed_connection(allowed=allowed_roots(self.base_dir, files))
+
+
+def _skipped_note(skipped: dict[str, str]) -> str:
+    return "; skipped " + "; ".join(f"{name} ({why})" for name, why in skipped.items()) if skipped else ""
 
 
 def _rows(connection: duckdb.DuckDBPyConnection, sql: str, params: list[Any], timeout_s: float
@@ -178,9 +199,9 @@ class LogFilesTool(ConnectorTool):
         self.timeout_s = timeout_s
 
     def query(self, args: LogQueryArgs, now: Callable[[], datetime]) -> ToolOutput:
-        files = self.reader.files()
+        files, skipped = self.reader.scan()
         if not files:
-            raise ToolError(f"{self.name}: no log files match {self.reader.source.path}")
+            raise ToolError(f"{self.name}: no log files match {self.reader.source.path}" + _skipped_note(skipped))
         where, params, echo = [], [], []
         for role in ("service", "trace_id", "business_id"):
             value = getattr(args, role)
@@ -208,7 +229,7 @@ class LogFilesTool(ConnectorTool):
         condition = " AND ".join(where) or "TRUE"
         sql = f"SELECT * FROM ({self.reader.relation_sql(files)}) WHERE {condition}"
         started = time.monotonic()
-        connection = self.reader.connect()
+        connection = self.reader.connect(files)
         try:
             rows = _rows(connection, f"{sql} ORDER BY ts NULLS LAST LIMIT {args.limit + 1}",
                                      params, self.timeout_s)
@@ -222,6 +243,8 @@ class LogFilesTool(ConnectorTool):
         filters = ", ".join(echo) or "no filters"
         details: dict[str, Any] = {"files": len(files), "matched": total, "returned": len(shown),
                                    "level_counts": level_counts, "filters": filters}
+        if skipped:
+            details["skipped_files"] = skipped
         if not shown:
             return ToolOutput(text=f"{self.name} ({filters}): no rows", retrieval_details=details)
         header = f"{self.name} ({filters}): {total} matching lines"
@@ -247,9 +270,11 @@ class LogFilesConnector:
     ToolSpec = LogFilesToolSpec
 
     def build_tools(self, source_name: str, source: Any, tools: list[Any], *, base_dir: Path) -> list[Tool]:
-        reader = LogReader(source, base_dir)
-        if not reader.files():
-            raise ConfigError(f"sources.{source_name}.path: no log files match {reader.pattern}")
+        reader = LogReader(source, base_dir, f"sources.{source_name}.path")
+        files, skipped = reader.scan()
+        if not files:
+            raise ConfigError(f"sources.{source_name}.path: no log files match {reader.pattern}"
+                              + _skipped_note(skipped))
         built = []
         for tool in tools:
             refuse_params(tool, self.kind)
@@ -258,12 +283,18 @@ class LogFilesConnector:
 
     def check(self, source_name: str, source: Any, *, base_dir: Path) -> SourceCheck:
         started = time.perf_counter()
-        reader = LogReader(source, base_dir)
-        files = reader.files()
+        try:
+            reader = LogReader(source, base_dir, f"sources.{source_name}.path")
+        except ConfigError as exc:
+            return SourceCheck(source=source_name, kind=self.kind, reachable=False, detail=str(exc))
+        files, skipped = reader.scan()
         if not files:
             return SourceCheck(source=source_name, kind=self.kind, reachable=False,
-                               detail=f"no log files match {reader.pattern}")
-        connection = reader.connect()
+                               detail=f"no log files match {reader.pattern}" + _skipped_note(skipped))
+        try:
+            connection = reader.connect(files)
+        except ToolError as exc:
+            return SourceCheck(source=source_name, kind=self.kind, reachable=False, detail=str(exc))
         try:
             rows = _rows(connection, f"SELECT count(*), count(ts), count(message) FROM "
                                      f"({reader.relation_sql(files)})", [], source.timeout_s)
@@ -280,5 +311,6 @@ class LogFilesConnector:
         detail = f"{len(files)} file{'s' if len(files) != 1 else ''}, {total} lines"
         if problems:
             detail += "; " + ", ".join(f"{count} {what}" for what, count in problems.items())
+        detail += _skipped_note(skipped)
         return SourceCheck.timed(started, source_name, self.kind, reachable=total > 0 and timed > 0, seen=total,
                                  detail=detail)

@@ -20,6 +20,7 @@ import httpx
 from pydantic import Field, create_model, field_validator, model_validator
 
 from evigate.errors import ConfigError, ToolError
+from evigate.redaction import redact_secrets, redact_url
 from evigate.tools.base import Tool, ToolArgs, ToolOutput
 from evigate.tools.connectors.base import (
     ConnectorTool,
@@ -123,7 +124,8 @@ class PrometheusClient:
         except httpx.TimeoutException:
             raise ToolError(f"prometheus did not answer within {self.source.timeout_s:g}s") from None
         except httpx.HTTPError as exc:
-            raise ToolError(f"prometheus at {self.source.url} unreachable: {type(exc).__name__}: {exc}") from None
+            raise ToolError(f"prometheus at {redact_url(self.source.url)} unreachable: {type(exc).__name__}: "
+                            f"{redact_secrets(str(exc))}") from None
         if response.status_code in (401, 403):
             raise ToolError(f"prometheus refused the credentials (HTTP {response.status_code}); check "
                             f"{self.source.token_env or self.source.password_env or 'token_env / password_env'}")

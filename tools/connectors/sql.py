@@ -27,22 +27,22 @@ from evigate.errors import ConfigError, ToolError
 from evigate.tools.base import Tool, ToolOutput
 from evigate.tools.connectors.base import (
     ConnectorTool,
+    FileSourceConfig,
     SourceCheck,
-    SourceConfig,
     ToolConfig,
+    confined_path,
     env_name,
-    resolve_path,
     secret_from_env,
 )
-from evigate.tools.connectors.duckrun import run_duckdb
-from evigate.tools.connectors.sqlguard import UnsafeSQL, check_read_only, render_params
+from evigate.tools.connectors.duckrun import allowed_roots, run_duckdb, sandboxed_connection
+from evigate.tools.connectors.sqlguard import UnsafeSQL, check_read_only, file_paths, render_params
 from evigate.tools.formatting import one_line
 
 CELL_CHARS = 200
 VIEW_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,62}$"
 
 
-class SQLSource(SourceConfig):
+class SQLSource(FileSourceConfig):
     kind: Literal["sql"]
     engine: Literal["postgresql", "duckdb"]
     host: str = "127.0.0.1"
@@ -177,11 +177,23 @@ class PostgresRunner:
 class DuckDBRunner:
     """Views over the declared files in a small catalog database, opened read-only for every call."""
 
-    def __init__(self, source: SQLSource, base_dir: Path) -> None:
+    def __init__(self, source: SQLSource, base_dir: Path, source_name: str = "sql") -> None:
         self.source = source
-        self.paths = {name: resolve_path(base_dir, path) for name, path in source.files.items()}
+        self.paths = {name: confined_path(base_dir, path, allow_outside=source.allow_outside_domain,
+                                          where=f"sources.{source_name}.files.{name}")
+                      for name, path in source.files.items()}
+        # What a connection may read: the domain directory and the declared files' folders, nothing else (a query's
+        # own read_text('/etc/passwd') fails even if it got past the config-time check).
+        self.allowed = allowed_roots(base_dir, self.paths.values())
         self._catalog: Path | None = None
         self._lock = threading.Lock()
+
+    def check_paths(self, tool: SQLToolSpec, base_dir: Path) -> None:
+        """ConfigError naming the tool when its statement reads a file outside the domain directory itself
+        (`read_text('/etc/passwd')`, `FROM '../x.csv'`); relative paths are DuckDB's: from the working directory."""
+        for path in file_paths(tool.sql):
+            confined_path(base_dir, str(Path(path).expanduser().resolve()),
+                          allow_outside=self.source.allow_outside_domain, where=f"tools.{tool.name}.sql")
 
     def _reader(self, path: Path) -> str:
         literal = "'" + str(path).replace("'", "''") + "'"
@@ -198,7 +210,7 @@ class DuckDBRunner:
                 weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
                 catalog = folder / "catalog.duckdb"
                 try:
-                    with duckdb.connect(str(catalog)) as connection:
+                    with sandboxed_connection(str(catalog), allowed=self.allowed) as connection:
                         for name, path in self.paths.items():
                             connection.execute(f'CREATE VIEW "{name}" AS SELECT * FROM {self._reader(path)}')
                 except duckdb.Error as exc:
@@ -207,10 +219,7 @@ class DuckDBRunner:
             return self._catalog
 
     def run(self, sql: str, values: dict[str, Any], limit: int) -> tuple[list[str], list[tuple[Any, ...]]]:
-        try:
-            connection = duckdb.connect(str(self.catalog()), read_only=True)
-        except duckdb.Error as exc:
-            raise ToolError(f"duckdb: {one_line(str(exc), 300)}") from None
+        connection = sandboxed_connection(str(self.catalog()), read_only=True, allowed=self.allowed)
         try:
             return run_duckdb(connection, render_params(sql, "duckdb"), values, self.source.timeout_s,
                               limit=limit + 1)
@@ -244,21 +253,25 @@ class SQLConnector:
     Source = SQLSource
     ToolSpec = SQLToolSpec
 
-    def _runner(self, source: SQLSource, base_dir: Path) -> PostgresRunner | DuckDBRunner:
-        return PostgresRunner(source) if source.engine == "postgresql" else DuckDBRunner(source, base_dir)
+    def _runner(self, source_name: str, source: SQLSource, base_dir: Path) -> PostgresRunner | DuckDBRunner:
+        if source.engine == "postgresql":
+            return PostgresRunner(source)
+        return DuckDBRunner(source, base_dir, source_name)
 
     def build_tools(self, source_name: str, source: Any, tools: list[Any], *, base_dir: Path) -> list[Tool]:
-        runner = self._runner(source, base_dir)
+        runner = self._runner(source_name, source, base_dir)
         if isinstance(runner, DuckDBRunner):
             for name, path in runner.paths.items():
                 if not any(path.parent.glob(path.name)):
                     raise ConfigError(f"sources.{source_name}.files.{name}: no file matches {path}")
+            for tool in tools:
+                runner.check_paths(tool, base_dir)
         return [SQLTool(tool, runner, source.max_rows) for tool in tools]
 
     def check(self, source_name: str, source: Any, *, base_dir: Path) -> SourceCheck:
         started = time.perf_counter()
         try:
-            seen, detail = self._runner(source, base_dir).check()
-        except ToolError as exc:
+            seen, detail = self._runner(source_name, source, base_dir).check()
+        except (ToolError, ConfigError) as exc:
             return SourceCheck.timed(started, source_name, self.kind, reachable=False, detail=str(exc))
         return SourceCheck.timed(started, source_name, self.kind, reachable=True, seen=seen, detail=detail)
