@@ -52,7 +52,10 @@ def test_families_group_several_questions_across_incidents() -> None:
 
 
 def test_named_entities_agree_with_the_world() -> None:
-    """A code, order or trace a question names is its incident's own; a named time falls near its window."""
+    """A code, order or trace a question names is its incident's own; a named time falls near its window.
+
+    (Services are not checked: a wrong guess names services on purpose, and "网关" is ambiguous.)
+    """
     slack = timedelta(minutes=30)
     for question in load_questions():
         entities = extract_query_entities(question.text)
@@ -69,9 +72,6 @@ def test_named_entities_agree_with_the_world() -> None:
         for named in entities["times"]:
             moment = datetime.fromisoformat(named)
             assert incident.start - slack <= moment <= incident.end + slack, (question.id, named)
-        if entities["services"]:
-            involved = {incident.service, *incident.related_services}
-            assert set(entities["services"]) & involved, (question.id, entities["services"])
 
 
 def test_unanswerable_questions_name_no_known_error_code_of_an_incident() -> None:
