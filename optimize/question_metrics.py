@@ -84,8 +84,20 @@ _SECTION_TITLES = {
     key: {TEMPLATES[locale][key] for locale in TEMPLATES}
     for key in ("confirmed", "based_on", "possible", "inferred", "gaps", "current_gaps", "next_steps")
 }
-_FIXED_LINES = {fold(text.strip()) for words in TEMPLATES.values() for key, text in words.items()
-                if "{" not in text and key not in ("unconfirmed_prefix",)}
+def _fixed_lines() -> set[str]:
+    """The product's own fixed texts (template words, code-written gaps and actions): never junk of a model."""
+    from evigate.rules.answer import composer_input as fixed
+
+    texts = [text for words in TEMPLATES.values() for key, text in words.items() if key != "unconfirmed_prefix"]
+    for name, value in vars(fixed).items():
+        if name.startswith("GAP_") and isinstance(value, str):
+            texts.append(value)
+        elif name.startswith("ACTION_") and hasattr(value, "action_text"):
+            texts += [value.action_text, f"{value.action_text}（{value.reason}）"]
+    return {fold(text.strip()) for text in texts if "{" not in text}
+
+
+_FIXED_LINES = _fixed_lines()
 _PREFIXES = tuple(words["unconfirmed_prefix"] for words in TEMPLATES.values())
 _QUESTION_LINE = re.compile(r"^(?:您的问题：|Your question: )")
 

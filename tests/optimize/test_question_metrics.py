@@ -158,3 +158,11 @@ def test_bootstrap_median_interval_contains_the_median(values: list[float]) -> N
     median, low, high = result
     assert low <= median <= high and min(values) <= low and high <= max(values)
     assert bootstrap_median(values, resamples=200) == result  # seeded: reruns agree
+
+
+def test_the_products_own_fixed_gaps_and_actions_are_not_junk() -> None:
+    from evigate.rules.answer.composer_input import ACTION_REVIEW, GAP_EXCLUDED
+
+    record = _record("14:10 pay-gateway 怎么了？", "INC-20261128-05", [], verdict="REJECT", gaps=[GAP_EXCLUDED],
+                     actions=[ACTION_REVIEW.action_text])
+    assert score_answer(record, INCIDENTS).junk == []
