@@ -10,7 +10,12 @@ as one JSONL row (question, answer, the Composer input, the session's tool outpu
 Rates carry Wilson 95 % intervals, the median seconds per round a seeded bootstrap 95 % interval. Tune on train and
 dev only: the test split is read only to report.
 
+``--plans`` runs no model: it shows, per question, the window the question's times span and the skill code decides
+(an error code the question names, or the census of the records it points at), against the incident's own runbook
+(the one skill whose text lists the incident's error code) — the evidence a round starts from.
+
 Rerun:  .venv/bin/python bench/questions.py --split dev --limit 10 --out /tmp/dev.jsonl
+        .venv/bin/python bench/questions.py --split train --plans
         .venv/bin/python bench/questions.py --split dev --locale zh --ids relative-zh-06,terse-en-05
         .venv/bin/python bench/questions.py --score /tmp/dev.jsonl
 """
@@ -158,6 +163,53 @@ def report(answers: Sequence[Any], verbose: bool = True) -> dict[str, Any]:
     return figures
 
 
+def plans(questions: Sequence[Any]) -> dict[str, int]:
+    """What code plans for each question, without any model (see ``--plans``); prints and returns the counts."""
+    from datetime import datetime
+
+    from evigate.demo.catalog import incident_by_id
+    from evigate.demo.domain import demo_domain
+    from evigate.modules.planner import Planner, decisive_skill
+    from evigate.store import AuditStore
+
+    domain = demo_domain()
+    store = AuditStore(Path(tempfile.mkdtemp(prefix="evigate-plans-")) / "evigate.duckdb")
+    domain.prepare(store)
+    planner = Planner(domain=domain, source=domain.data_source(store))
+    figures = {"answerable": 0, "window_named": 0, "window_covers": 0, "decided_by_code": 0, "decided_right": 0,
+               "unanswerable": 0, "unanswerable_decided": 0}
+    for question in questions:
+        entities = domain.extract_entities(question.text)
+        decided = decisive_skill(planner.skills, question.text, domain)
+        candidate = None if decided else planner.census(question.text)
+        skill = decided[0].id if decided else candidate.skill.id if candidate else None
+        window = entities.get("time_window") or (candidate.time_window if candidate else None)
+        if question.incident is None:
+            figures["unanswerable"] += 1
+            figures["unanswerable_decided"] += skill is not None
+            print(f"  {question.id:<22} none: skill {skill or '(model)'}, window {window}")
+            continue
+        incident = incident_by_id(question.incident)
+        own = [s.id for s in planner.skills if s.id != "error-code-explain" and incident.error_code in
+               " ".join((s.description, s.when_to_use))]
+        covers = False
+        if window:
+            start, _, end = window.partition("/")
+            covers = datetime.fromisoformat(start) < incident.end and incident.start < datetime.fromisoformat(end)
+        figures["answerable"] += 1
+        figures["window_named"] += bool(window)
+        figures["window_covers"] += covers
+        figures["decided_by_code"] += skill is not None
+        figures["decided_right"] += skill in own
+        print(f"  {question.id:<22} skill {skill or '(model)'} (runbook {'/'.join(own)}), window {window} "
+              f"{'covers' if covers else 'misses' if window else ''}")
+    print(f"\nanswerable {figures['answerable']}: a window in {figures['window_named']} (covering the incident in "
+          f"{figures['window_covers']}); skill decided by code in {figures['decided_by_code']}, the incident's "
+          f"runbook in {figures['decided_right']}; unanswerable {figures['unanswerable']}: decided by code in "
+          f"{figures['unanswerable_decided']}")
+    return figures
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=("train", "dev", "test", "all"), default="dev")
@@ -169,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="per-question JSONL (default: a new file under the temp dir)")
     parser.add_argument("--score", default=None, help="score this JSONL of answers instead of running anything")
     parser.add_argument("--quiet", action="store_true", help="figures only, no per-question lines")
+    parser.add_argument("--plans", action="store_true", help="no model: the window and skill code plans")
     args = parser.parse_args(argv)
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -195,6 +248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         questions = questions[: args.limit]
     if not questions:
         parser.error("no question matches that split, locale and id selection")
+    if args.plans:
+        plans(questions)
+        return 0
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="evigate-questions-")) / "answers.jsonl"
     print(f"split {args.split}, locale {args.locale}: {len(questions)} question(s); answers → {out}")
     answers = ask(questions, args.model, args.settings, out)
