@@ -21,11 +21,13 @@ from evigate.datasets.loaders import (
     verifier_example,
     verifier_examples,
 )
+from evigate.datasets.questions import Question, load_questions, read_question_bank
 
 __all__ = [
     "SPLITS",
     "VERIFIER_SETS",
     "ComposerCase",
+    "Question",
     "Split",
     "VerifierCase",
     "case_of",
@@ -34,8 +36,10 @@ __all__ = [
     "dataset_digest",
     "load_composer_cases",
     "load_own_cases",
+    "load_questions",
     "load_verifier_cases",
     "read_cases",
+    "read_question_bank",
     "register_cases",
     "verifier_example",
     "verifier_examples",

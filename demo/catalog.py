@@ -36,6 +36,11 @@ SERVICE_ALIASES: dict[str, str] = {
     "通知服务": "notification-service", "短信": "notification-service", "结算服务": "settlement-service",
     "对账": "settlement-service", "数据库": "mysql-order", "mysql": "mysql-order", "redis": "redis-cluster",
     "缓存": "redis-cluster",
+    # the same services as English-speaking operators name them
+    "sms": "notification-service", "text message": "notification-service", "notification": "notification-service",
+    "reconciliation": "settlement-service", "recon": "settlement-service", "settlement": "settlement-service",
+    "inventory": "inventory-service", "product page": "product-service", "product detail": "product-service",
+    "coupon": "coupon-service", "risk control": "risk-service", "database": "mysql-order",
 }
 """Chinese and informal names users type, mapped to service ids (longest alias wins in the extractor)."""
 

@@ -135,6 +135,7 @@ def demo_domain() -> DemoDomain:
         now=None,  # the world's clock comes from world_meta (see demo_source)
         skills=load_skills(),
         knowledge=[str(knowledge_dir())],
+        census_tool="query_logs",  # its retrieval_details count the selected lines by error code
     )
 
 

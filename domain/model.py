@@ -61,6 +61,11 @@ class Domain(BaseModel):
         default_factory=dict, description="name -> {kind: logfiles|knowledge|…, …} (see docs/domains.md)"
     )
     tools: list[SerializeAsAny[ToolConfig]] = Field(default_factory=list, description="evidence tools over sources")
+    census_tool: str | None = Field(
+        default=None,
+        description="a tool whose output's retrieval_details carry by_error_code {code: count} (and first_ts/last_ts):"
+        " the Planner counts the codes of the records a question points at with it when the question names no code",
+    )
     base_dir: Path | None = Field(default=None, exclude=True, description="the domain directory (set by the loader)")
     _extra_tools: list[Any] = PrivateAttr(default_factory=list)
 

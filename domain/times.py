@@ -1,8 +1,13 @@
-"""The times a question names, and the window they span: "02:10", "2026-11-28 14:05", "凌晨 2 点多", "晚上 8 点".
+"""The times a question names, and the window they span: "02:10", "2026-11-28 14:05", "凌晨 2 点多", "晚上 8 点",
+"下午四点半以后", "4:30 pm", "this morning", "昨天下午".
 
 Pure regular expressions, no I/O. Each named time is a span: an exact clock time is a point (the window pads it by
 ``WINDOW_PADDING``); a Chinese hour phrase is as wide as the phrase is vague ("2 点多" is 02:00–03:00, "8 点左右" is
-07:30–08:30). A time that is no clock time (25:00, 2026-13-45, 晚上 12 点) is skipped rather than guessed.
+07:30–08:30, "4 点半以后" is 16:30–17:30 after 下午). A part of the day named without any hour ("凌晨", "this
+morning", "late afternoon") spans that part (``DAY_PARTS``), and only counts when no hour is named. A day word
+("昨天", "yesterday", "上周五", "last Monday") or a bare date moves every time to that day; a day named without any
+time spans the whole day. A time that is no clock time (25:00, 2026-13-45, 晚上 12 点) is skipped rather than
+guessed. The vocabulary is ordinary Chinese and English, the same for every domain.
 """
 
 from __future__ import annotations
@@ -18,13 +23,41 @@ VAGUE_HOUR = timedelta(minutes=30)
 
 CLOCK_TIME = re.compile(
     r"(?:(20\d\d)[-/年](\d{1,2})[-/月](\d{1,2})日?\s*T?\s*)?(?<!\d)([01]?\d|2[0-3])\s*(?:[:：]|点)\s*([0-5]\d)"
-    r"(?:\s*[:：]\s*([0-5]\d))?"
+    r"(?:\s*[:：]\s*([0-5]\d))?(?:\s*([ap])\.?m\b\.?)?",
+    re.IGNORECASE,
 )
+_ZH_DIGITS = "零一二两三四五六七八九十"
 ZH_HOUR = re.compile(
-    r"(凌晨|清晨|早上|早晨|上午|中午|午后|下午|傍晚|晚上|夜里|夜间|半夜)?\s*(?<!\d)(\d{1,2})\s*[点時时]"
-    r"(?:\s*(半|[0-5]?\d\s*分)|\s*(多|过|左右|前后|许))?"
+    rf"(凌晨|清晨|早上|早晨|上午|中午|午后|下午|傍晚|晚上|今晚|夜里|夜间|半夜)?\s*(?<![\d{_ZH_DIGITS}])(\d{{1,2}}|[{_ZH_DIGITS}]{{1,3}})"
+    rf"\s*[点時时](?:\s*(半|(?:[0-5]?\d|[{_ZH_DIGITS}]{{1,3}})\s*分)|\s*(多|过|左右|前后|许))?(\s*(?:以后|之后|后|起|开始))?"
 )
-AFTERNOON = frozenset({"午后", "下午", "傍晚", "晚上", "夜里", "夜间"})
+EN_HOUR = re.compile(r"(?<![\d:.])(1[0-2]|0?\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
+AFTERNOON = frozenset({"午后", "下午", "傍晚", "晚上", "今晚", "夜里", "夜间"})
+AFTER = timedelta(hours=1)
+"""How far "4 点半以后" / "4 点起" reaches after the named time."""
+
+DAY_PARTS: tuple[tuple[str, int, int], ...] = (
+    # (regex, first hour, end hour): longest phrases first; hours are local, end exclusive (24 = midnight)
+    (r"small hours|early hours|wee hours|middle of the night|overnight|凌晨|半夜|深夜|夜里|夜间", 0, 6),
+    (r"early (?:this |in the )?morning|清晨|一早|一大早|早上|早晨|今早", 5, 10),
+    (r"mid-?morning", 9, 11),
+    (r"late (?:this |in the )?morning", 10, 12),
+    (r"(?:this |in the )?morning|上午", 6, 12),
+    (r"after lunch|early (?:this |in the )?afternoon|午后", 12, 15),
+    (r"late (?:this |in the )?afternoon|傍晚", 15, 19),
+    (r"lunch(?:time)?|midday|noon|中午|午间", 11, 14),
+    (r"(?:this |in the )?afternoon|下午", 12, 18),
+    (r"(?:this |in the )?evening|tonight|晚上|今晚|晚间", 18, 24),
+)
+_DAY_PART = re.compile("|".join(f"(?P<p{i}>{regex})" for i, (regex, _, _) in enumerate(DAY_PARTS)), re.IGNORECASE)
+_WEEKDAYS_ZH = "一二三四五六日天"
+_WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+DAY_WORD = re.compile(
+    rf"(前天|昨天|昨日|昨晚|昨夜|day before yesterday|yesterday|last night"
+    rf"|上周([{_WEEKDAYS_ZH}])|上星期([{_WEEKDAYS_ZH}])|last ({'|'.join(_WEEKDAYS_EN)}))",
+    re.IGNORECASE,
+)
+DATE = re.compile(r"(?<!\d)(20\d\d)[-/年](\d{1,2})[-/月](\d{1,2})日?(?!\d)")
 
 
 @dataclass(frozen=True)
@@ -34,34 +67,76 @@ class NamedTime:
     moment: datetime
     start: datetime
     end: datetime
+    span_only: bool = False
+    """A part of the day or a whole day ("this morning", "昨天"): a window, but no moment the question names."""
 
 
 def named_times(query: str, today: date) -> list[NamedTime]:
-    """The times ``query`` names, in order of appearance; bare clock times fall on ``today``."""
+    """The times ``query`` names, in order of appearance; bare clock times fall on ``today`` (or on the day a day
+    word or a bare date names)."""
+    named_day = _named_day(query, today)
+    day = named_day or today
     found: list[tuple[int, NamedTime]] = []
     taken: list[tuple[int, int]] = []
     for match in CLOCK_TIME.finditer(query):
-        year, month, day, hour, minute, second = match.groups()
+        year, month, dom, hour, minute, second, meridiem = match.groups()
         try:
-            base = datetime(int(year), int(month), int(day)) if year else datetime(today.year, today.month, today.day)
-            moment = base.replace(hour=int(hour), minute=int(minute), second=int(second or 0))
+            base = datetime(int(year), int(month), int(dom)) if year else datetime(day.year, day.month, day.day)
+            moment = base.replace(hour=_meridiem(int(hour), meridiem), minute=int(minute), second=int(second or 0))
         except ValueError:  # 2026-13-45 is not a date; skip it rather than guess
             continue
         found.append((match.start(), NamedTime(moment, moment, moment)))
         taken.append(match.span())
+    period: str | None = None
+    rejected = named_day is None  # a date that is no date ("2026-02-30"): no part of some day is guessed either
     for match in ZH_HOUR.finditer(query):
+        period = match.group(1) or period  # "下午两点到两点半": the second time is in the afternoon too
         if any(start < match.end() and match.start() < end for start, end in taken):
             continue  # "2点10" is a clock time already
-        named = _zh_hour(match, today)
+        named = _zh_hour(match, day, period)
         if named is not None:
             found.append((match.start(), named))
+            taken.append(match.span())
+        elif period and _zh_number(match.group(2)) is not None:
+            rejected = True  # "晚上 12 点" is no time we can place: its "晚上" is not guessed into a window either
+    for match in EN_HOUR.finditer(query):
+        if not any(start < match.end() and match.start() < end for start, end in taken):
+            moment = datetime(day.year, day.month, day.day, _meridiem(int(match.group(1)), match.group(2)))
+            found.append((match.start(), NamedTime(moment, moment - VAGUE_HOUR, moment + VAGUE_HOUR)))
+    if not found and not rejected:
+        found = _day_parts(query, day)
+    if not found and not rejected and day != today:
+        start = datetime(day.year, day.month, day.day)
+        found = [(0, NamedTime(start, start, start + timedelta(days=1), True))]  # "昨天" alone: the whole day
     return [named for _, named in sorted(found, key=lambda pair: pair[0])]
 
 
-def _zh_hour(match: re.Match[str], today: date) -> NamedTime | None:
-    period, hour_text, exact, vague = match.groups()
-    hour = int(hour_text)
-    if not (period or exact or vague):
+def _meridiem(hour: int, meridiem: str | None) -> int:
+    """24-hour clock of "4:30 pm" / "12 am"; an hour past 12 keeps its value (a 24-hour time with a stray suffix)."""
+    if meridiem is None or hour > 12:
+        return hour
+    if meridiem.lower() == "p":
+        return hour if hour == 12 else hour + 12
+    return 0 if hour == 12 else hour
+
+
+def _zh_number(text: str) -> int | None:
+    """"4" → 4, "四" → 4, "十一" → 11, "二十" → 20; None for what is no number."""
+    if text.isdigit():
+        return int(text)
+    digits = {char: index for index, char in enumerate("零一二三四五六七八九")} | {"两": 2}
+    if "十" in text:
+        tens, _, units = text.partition("十")
+        value = (digits.get(tens, -100) if tens else 1) * 10 + (digits.get(units, -100) if units else 0)
+    else:
+        value = digits.get(text, -1) if len(text) == 1 else -1
+    return value if value >= 0 else None
+
+
+def _zh_hour(match: re.Match[str], today: date, period: str | None) -> NamedTime | None:
+    hour_text, exact, vague, after = match.group(2), match.group(3), match.group(4), match.group(5)
+    hour = _zh_number(hour_text)
+    if hour is None or not (period or exact or vague or after):
         return None  # a bare "3 点" may be "3 points" (3 点建议): only a period or a minute makes it a time
     if period in AFTERNOON:
         if hour == 12:
@@ -69,15 +144,51 @@ def _zh_hour(match: re.Match[str], today: date) -> NamedTime | None:
         hour += 12 if hour < 12 else 0
     elif period == "中午" and hour < 6:
         hour += 12  # 中午 1 点 is 13:00
-    if hour > 23:
+    minute = 30 if exact == "半" else _zh_number(exact.rstrip("分").strip()) if exact else 0
+    if hour > 23 or minute is None or minute > 59:
         return None
-    minute = 30 if exact == "半" else int(exact.rstrip("分").strip()) if exact else 0
     moment = datetime(today.year, today.month, today.day, hour, minute)
+    if after:
+        return NamedTime(moment, moment, moment + AFTER)  # "4 点半以后": from then on, within the hour after
     if exact:
         return NamedTime(moment, moment, moment)
     if vague in ("多", "过"):
         return NamedTime(moment, moment, moment + timedelta(hours=1))  # "2 点多": within the hour after
     return NamedTime(moment, moment - VAGUE_HOUR, moment + VAGUE_HOUR)
+
+
+def _day_parts(query: str, day: date) -> list[tuple[int, NamedTime]]:
+    """Parts of the day the query names without any hour ("凌晨", "this morning"), as spans on ``day``."""
+    found = []
+    for match in _DAY_PART.finditer(query):
+        index = int(next(name for name, value in match.groupdict().items() if value)[1:])
+        _, first, last = DAY_PARTS[index]
+        start = datetime(day.year, day.month, day.day) + timedelta(hours=first)
+        found.append((match.start(), NamedTime(start, start, start + timedelta(hours=last - first), True)))
+    return found
+
+
+def _named_day(query: str, today: date) -> date | None:
+    """The day a day word or a bare date names ("昨天", "last Monday", "2026-11-20"), else ``today``; None when the
+    only date named is no date (2026-02-30)."""
+    word = DAY_WORD.search(query)
+    if word:
+        text = word.group(1).lower()
+        if text in ("前天", "day before yesterday"):
+            return today - timedelta(days=2)
+        weekday = word.group(2) or word.group(3) or word.group(4)
+        if weekday is None:
+            return today - timedelta(days=1)
+        index = _WEEKDAYS_ZH.index(weekday) if weekday in _WEEKDAYS_ZH else _WEEKDAYS_EN.index(weekday.lower())
+        monday_last_week = today - timedelta(days=today.weekday() + 7)
+        return monday_last_week + timedelta(days=min(index, 6))
+    invalid = False
+    for match in DATE.finditer(query):
+        try:
+            return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+        except ValueError:
+            invalid = True
+    return None if invalid else today
 
 
 def time_window(times: list[NamedTime]) -> str | None:

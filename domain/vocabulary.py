@@ -197,7 +197,7 @@ class EntityExtractor:
         lowered = text.lower()
         entities["metrics"] = _unique([m for m, hint in self.vocabulary.metrics.items() if re.search(hint, lowered)])
         times = named_times(text, self.today())
-        entities["times"] = _unique([time_label(t.moment) for t in times])
+        entities["times"] = _unique([time_label(t.moment) for t in times if not t.span_only])
         entities["time_window"] = time_window(times)
         return entities
 

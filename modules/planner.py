@@ -9,8 +9,10 @@ not repeated and each evidence gap gets a targeted lookup.
 
 When the question names an error code that exactly one skill lists, that skill is taken without asking the model:
 code is right there every time, and the 0.5B default asked anyway picked the deadlock runbook for an ERR_TIMEOUT
-question (measured) while spending 13-17 s of a 30 s round budget. Otherwise the model chooses among the
-``shortlist_size`` best text matches, which also keeps its prompt short.
+question (measured) while spending 13-17 s of a 30 s round budget. When it names no code but names a service, a
+record or a time, the evidence names the candidates: an error-code census of those records (modules/census.py)
+decides the skill the same way, and fills its ``{error_code}`` (and ``{time_window}`` when none was named).
+Otherwise the model chooses among the ``shortlist_size`` best text matches, which also keeps its prompt short.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import dspy
 
 from evigate.domain import Domain, load_domain
 from evigate.domain.skills import fill_placeholders, template_values
+from evigate.modules.census import Candidate, error_census
 from evigate.modules.evidence_view import query_entities, step_key
 from evigate.signatures import Plan, PlanStep, RetryContext
 from evigate.signatures.agents import PlanIncident
@@ -36,7 +39,7 @@ class Planner(dspy.Module):
 
     def __init__(
         self, skills: Sequence[Any] | None = None, registry: Any = None, shortlist_size: int = 3,
-        domain: Domain | Any = None,
+        domain: Domain | Any = None, source: Any = None,
     ) -> None:
         super().__init__()
         self.domain = load_domain(domain)
@@ -46,6 +49,16 @@ class Planner(dspy.Module):
         self.shortlist_size = shortlist_size
         self.registry = registry if registry is not None else self.domain.build_registry()
         self.propose = dspy.Predict(PlanIncident)
+        self._source = _Shared(source)
+
+    @property
+    def source(self) -> Any:
+        """The data source the error-code census reads (the program sets it); None: no census."""
+        return self._source.value
+
+    @source.setter
+    def source(self, value: Any) -> None:
+        self._source = _Shared(value)
 
     def forward(self, query: str, retry_context: RetryContext | None = None) -> dspy.Prediction:
         decided = decisive_skill(self.skills, query, self.domain)
@@ -53,6 +66,11 @@ class Planner(dspy.Module):
             skill, code = decided
             proposal = Plan(skill=skill.id, rationale=f"问题中的错误码 {code} 只出现在该 skill 的适用场景中")
             return dspy.Prediction(plan=self.sanitize(proposal, query, retry_context), decided_by="rule")
+        candidate = self.census(query)
+        if candidate is not None:
+            proposal = Plan(skill=candidate.skill.id, rationale=candidate.rationale())
+            plan = self.sanitize(proposal, query, retry_context, extra=_candidate_values(candidate))
+            return dspy.Prediction(plan=plan, decided_by="evidence")
         shortlist = rank_skills(self.skills, query)[: self.shortlist_size]
         choice = self.propose(
             query=query,
@@ -64,13 +82,32 @@ class Planner(dspy.Module):
         return dspy.Prediction(plan=self.sanitize(proposal, query, retry_context), decided_by="model")
 
     def fallback(self, query: str, retry_context: RetryContext | None = None) -> Plan:
-        """A plan without any model: best skill by text match, its template steps filled from the query."""
+        """A plan without any model: the census's skill, else the best skill by text match, filled from the query."""
+        candidate = self.census(query)
+        if candidate is not None:
+            plan = Plan(skill=candidate.skill.id, rationale=candidate.rationale())
+            return self.sanitize(plan, query, retry_context, extra=_candidate_values(candidate))
         skill = best_skill(self.skills, query)
         plan = Plan(skill=skill.id, rationale="deterministic fallback plan (planner model unavailable)")
         return self.sanitize(plan, query, retry_context)
 
-    def sanitize(self, proposal: Plan, query: str, retry_context: RetryContext | None) -> Plan:
-        values = template_values(self.domain.extract_entities(query), query)
+    def census(self, query: str) -> Candidate | None:
+        """The error code the records the question points at name most, owned by exactly one skill (see
+        modules/census.py); None without a census tool or source, or when the question names a code itself."""
+        name = getattr(self.domain, "census_tool", None)
+        if self.source is None or not name or name not in set(self.registry.names()):
+            return None
+        entities = self.domain.extract_entities(query)
+        if entities.get("error_codes"):
+            return None  # the question's own code leads (decisive_skill, or the model among the matches)
+        handles = self.domain.vocabulary.incident_handles()
+        return error_census(self.registry.get(name), self.source, entities, handles,
+                            lambda code: _owners(self.skills, code))
+
+    def sanitize(self, proposal: Plan, query: str, retry_context: RetryContext | None,
+                 extra: Mapping[str, Any] | None = None) -> Plan:
+        """The proposal's steps checked (or its skill's template steps filled from the query and ``extra``)."""
+        values = {**template_values(self.domain.extract_entities(query), query), **(extra or {})}
         skills = {skill.id: skill for skill in self.skills}
         skill = skills.get(proposal.skill) or best_skill(self.skills, query)
         steps = [step for step in (self._clean_step(s, values) for s in proposal.steps) if step is not None]
@@ -124,6 +161,29 @@ def _fit(value: Any, annotation: Any) -> Any:
     return value
 
 
+class _Shared:
+    """A reference that copies of the module share: optimizers deep-copy modules, never a database connection."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Shared:
+        return self
+
+
+def _candidate_values(candidate: Candidate) -> dict[str, Any]:
+    values: dict[str, Any] = {"error_code": candidate.code}
+    if candidate.time_window:
+        start, _, end = candidate.time_window.partition("/")
+        values.update({"time_window": candidate.time_window, "start": start, "end": end})
+    return values
+
+
+def _owners(skills: Sequence[Any], code: str) -> list[Any]:
+    """The skills whose text lists ``code``."""
+    return [skill for skill in skills if code in set(_ERROR_CODE.findall(_skill_text(skill)))]
+
+
 def best_skill(skills: Sequence[Any], query: str) -> Any:
     """The skill whose text shares most character bigrams (and error codes) with the query."""
     return rank_skills(skills, query)[0]
@@ -156,7 +216,7 @@ def decisive_skill(skills: Sequence[Any], query: str, domain: Domain | Any = Non
         return None
     owners: dict[str, list[Any]] = {}
     for code in sorted(set(_ERROR_CODE.findall(query))):
-        owners[code] = [skill for skill in skills if code in set(_ERROR_CODE.findall(_skill_text(skill)))]
+        owners[code] = _owners(skills, code)
     decided = {skill.id: (skill, code) for code, found in owners.items() if len(found) == 1 for skill in found}
     return next(iter(decided.values())) if len(decided) == 1 else None
 

@@ -62,6 +62,8 @@ class DiagnosisProgram(dspy.Module):
         self.registry = registry if registry is not None else self.domain.build_registry()
         self.source = source if source is not None else self.domain.data_source(store, database=settings.database)
         self.planner, self.executor, self.verifier, self.composer = planner, executor, verifier, composer
+        if isinstance(planner, Planner) and planner.source is None:
+            planner.source = self.source  # for its error-code census (modules/census.py)
         self._lms: dict[str, Any] = dict(lms or {})
         self._fallback_planner: Planner | None = None
 
@@ -140,7 +142,7 @@ class DiagnosisProgram(dspy.Module):
     @property
     def fallback_planner(self) -> Planner:
         if self._fallback_planner is None:
-            self._fallback_planner = Planner(registry=self.registry, domain=self.domain)
+            self._fallback_planner = Planner(registry=self.registry, domain=self.domain, source=self.source)
         return self._fallback_planner
 
     def runner(self) -> RoundRunner:

@@ -25,18 +25,50 @@ DAY = date(2026, 11, 28)
         ("around 02:10", "2026-11-28 01:55/2026-11-28 02:25"),
         ("from 14:05 to 14:20", "2026-11-28 14:05/2026-11-28 14:20"),
         ("2026-11-27 23:50 起", "2026-11-27 23:35/2026-11-28 00:05"),
+        # issue 18: relative times as operators write them
+        ("下午四点半以后 api-gateway 大量返回 429", "2026-11-28 16:30/2026-11-28 17:30"),
+        ("下午两点到两点半之间支付网关超时", "2026-11-28 13:30/2026-11-28 14:30"),
+        ("Why did the API gateway start throttling orders after 4:30 pm?", "2026-11-28 16:15/2026-11-28 16:45"),
+        ("settlement job slow 2am why", "2026-11-28 01:30/2026-11-28 02:30"),
+        ("12 am", "2026-11-27 23:30/2026-11-28 00:30"),
+        ("中午十二点", "2026-11-28 11:30/2026-11-28 12:30"),
+        ("十一点二十分", "2026-11-28 11:05/2026-11-28 11:35"),
+        ("settlement-service 凌晨的对账任务为什么跑得这么慢？", "2026-11-28 00:00/2026-11-28 06:00"),
+        ("SMS failures early this morning", "2026-11-28 05:00/2026-11-28 10:00"),
+        ("Payments failing mid-morning", "2026-11-28 09:00/2026-11-28 11:00"),
+        ("Product pages crawled this evening", "2026-11-28 18:00/2026-11-29 00:00"),
+        ("Payments timed out right after lunch", "2026-11-28 12:00/2026-11-28 15:00"),
+        ("昨天下午支付网关超时的原因是什么？", "2026-11-27 12:00/2026-11-27 18:00"),
+        ("Why did notification-service fail yesterday?", "2026-11-27 00:00/2026-11-28 00:00"),
+        ("上周五晚上 8 点商品服务为什么慢？", "2026-11-20 19:30/2026-11-20 20:30"),
+        ("any 429s last Monday afternoon?", "2026-11-16 12:00/2026-11-16 18:00"),
+        ("2026-11-29 凌晨 3 点对账有没有出问题？", "2026-11-29 02:30/2026-11-29 03:30"),
+        ("今天早上 6 点多用户收不到通知短信", "2026-11-28 06:00/2026-11-28 07:00"),
     ],
 )
 def test_named_times_give_the_window(query: str, window: str) -> None:
     assert time_window(named_times(query, DAY)) == window
 
 
-@pytest.mark.parametrize("query", ["请给出 3 点建议", "晚上 12 点", "25:00", "2026-13-45 10:00", "持续 2 小时"])
+def test_a_part_of_the_day_is_a_window_but_no_named_moment() -> None:
+    from evigate.demo.entities import extract_query_entities
+
+    entities = extract_query_entities("settlement-service 凌晨的对账任务为什么跑得这么慢？")
+    assert entities["time_window"] == "2026-11-28 00:00/2026-11-28 06:00" and entities["times"] == []
+    # an hour named beside the part of the day wins: the part only counts when no hour is named
+    assert extract_query_entities("晚上 8 点商品慢")["time_window"] == "2026-11-28 19:30/2026-11-28 20:30"
+
+
+@pytest.mark.parametrize("query", ["请给出 3 点建议", "晚上 12 点", "25:00", "2026-13-45 10:00", "持续 2 小时",
+                                   "能不能快一点", "3 points", "2026-02-30 凌晨"])
 def test_what_is_no_clock_time_is_skipped_not_guessed(query: str) -> None:
     assert named_times(query, DAY) == []
 
 
-@given(st.text(alphabet=st.sampled_from(list("0123456789:：点时分半多 凌晨下午晚上左右-年月日T")), max_size=40))
+_ALPHABET = list("0123456789:：点时分半多 凌晨下午晚上左右-年月日T两四十以后昨天上周五ampAPM")
+
+
+@given(st.text(alphabet=st.sampled_from(_ALPHABET), max_size=40))
 def test_any_text_gives_ordered_spans_on_real_dates(text: str) -> None:
     times = named_times(text, DAY)
     for named in times:

@@ -1,0 +1,266 @@
+"""The question bank through the real program: useful, wrong, junk, NORMAL and seconds per round, with 95 % CIs.
+
+Questions come from datasets/data/question_bank.yaml (issue 18): operator questions per demo incident, by symptom,
+service and time, code or order, in zh and en, plus questions no incident answers. Each is asked through one
+program built from the embedded defaults (or ``--settings``), a fresh session per question; every answer is written
+as one JSONL row (question, answer, the Composer input, the session's tool output previews, the plan, the audit's
+``contributions`` when there is one), and the metrics are computed by code from the world's ground truth
+(evigate.optimize.question_metrics). ``--score FILE`` scores such a JSONL again without running anything.
+
+Rates carry Wilson 95 % intervals, the median seconds per round a seeded bootstrap 95 % interval. Tune on train and
+dev only: the test split is read only to report.
+
+``--plans`` runs no model: it shows, per question, the window the question's times span and the skill code decides
+(an error code the question names, or the census of the records it points at), against the incident's own runbook
+(the one skill whose text lists the incident's error code) — the evidence a round starts from.
+
+Rerun:  .venv/bin/python bench/questions.py --split dev --limit 10 --out /tmp/dev.jsonl
+        .venv/bin/python bench/questions.py --split train --plans
+        .venv/bin/python bench/questions.py --split dev --locale zh --ids relative-zh-06,terse-en-05
+        .venv/bin/python bench/questions.py --score /tmp/dev.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
+
+
+def _round_seconds(store: Any, session_id: str) -> list[float]:
+    per_round: dict[int, float] = {}
+    for step in store.steps(session_id):
+        if step["agent"] == "composer":
+            continue  # as in bench/pipeline.py: a round is plan, execute, gate and verify
+        per_round[step["round"]] = per_round.get(step["round"], 0.0) + (step["latency_ms"] or 0) / 1000
+    return [seconds for _, seconds in sorted(per_round.items())]
+
+
+def record_session(store: Any, question: Any, result: Any, seconds: float, model: str) -> Any:
+    """What the metrics need of one finished session, read back from its audit trail."""
+    from evigate.optimize.question_metrics import AnsweredQuestion
+
+    record = store.session(result.session_id)
+    evaluation = record.get("self_evaluation") or {}
+    invocations = store.invocations(result.session_id)
+    plan = [{"round": inv.round, "tool": inv.tool_name, "args": inv.input, "success": inv.success}
+            for inv in invocations]
+    return AnsweredQuestion(
+        **question.model_dump(), model=model, session_id=result.session_id, output_type=result.output_type,
+        verdict=result.verdict, answer=result.answer, seconds=round(seconds, 2),
+        round_seconds=[round(s, 2) for s in _round_seconds(store, result.session_id)],
+        composer_input=(evaluation.get("verifier_evaluation") or {}).get("composer_input"),
+        outputs=[inv.output_preview for inv in invocations if inv.success], plan=plan,
+        contributions=evaluation.get("contributions"),
+    )
+
+
+def ask(questions: Sequence[Any], model: str, settings: str | None, out: Path) -> list[Any]:
+    """Each question through one program (a fresh session each), every answer appended to ``out`` as it comes."""
+    from evigate.modules.program import DiagnosisProgram
+    from evigate.optimize.question_metrics import AnsweredQuestion
+
+    workdir = Path(tempfile.mkdtemp(prefix="evigate-questions-"))
+    overrides: dict[str, Any] = {} if settings else {"models": {"default": model}}
+    program = DiagnosisProgram.from_settings(settings, database=workdir / "evigate.duckdb", **overrides)
+    model = program.settings.models.default
+    print(f"  audit of these sessions (`evigate show --database …`): {workdir / 'evigate.duckdb'}", flush=True)
+    answered: list[Any] = []
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as sink:
+        for question in questions:
+            program.settings.locale = question.locale
+            began = time.perf_counter()
+            try:
+                result = program(query=question.text)
+                item = record_session(program.store, question, result, time.perf_counter() - began, model)
+            except Exception as exc:  # one failed question is a figure, not the end of the benchmark
+                item = AnsweredQuestion(**question.model_dump(), model=model, error=f"{type(exc).__name__}: {exc}",
+                                        seconds=round(time.perf_counter() - began, 2))
+            sink.write(item.model_dump_json() + "\n")
+            sink.flush()
+            answered.append(item)
+            print(f"  {item.id}: {item.output_type or item.error} {item.verdict or ''} {item.seconds:.0f}s", flush=True)
+    return answered
+
+
+def read_answers(path: Path) -> list[Any]:
+    from evigate.errors import DatasetError
+    from evigate.optimize.question_metrics import AnsweredQuestion
+
+    answers = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            answers.append(AnsweredQuestion.model_validate(json.loads(line)))
+        except ValueError as exc:
+            raise DatasetError(f"{path}:{number}: not an answered question: {exc}") from exc
+    return answers
+
+
+def _rate(label: str, hits: int, total: int, target: str = "") -> str:
+    from evigate.optimize.stats import wilson
+
+    rate, low, high = wilson(hits, total)
+    shown = f"{hits}/{total} = {100 * rate:.1f} % [95 % CI {100 * low:.1f}–{100 * high:.1f}]" if total else "n/a"
+    return f"  {label:<44} {shown}{f'  (target {target})' if target else ''}"
+
+
+def report(answers: Sequence[Any], verbose: bool = True) -> dict[str, Any]:
+    """Print the metrics of ``answers``; return the figures."""
+    from evigate.demo.catalog import INCIDENTS
+    from evigate.optimize.question_metrics import contribution_sums, score_answer
+    from evigate.optimize.stats import bootstrap_median
+
+    scored = [(answer, score_answer(answer, INCIDENTS)) for answer in answers]
+    ran = [(a, s) for a, s in scored if not s.failed]
+    answerable = [(a, s) for a, s in ran if s.answerable]
+    unanswerable = [(a, s) for a, s in ran if not s.answerable]
+    figures = {
+        "asked": len(answers), "failed": len(answers) - len(ran),
+        "useful": sum(bool(s.useful) for _, s in answerable), "answerable": len(answerable),
+        "wrong": sum(bool(s.wrong) for _, s in ran), "junk": sum(bool(s.junk) for _, s in ran),
+        "normal": sum(s.normal for _, s in ran), "ran": len(ran),
+        "normal_without_key_fact": sum(s.normal_without_key_fact for _, s in answerable),
+        "none_confirmed": sum(not s.confirmed for _, s in unanswerable), "unanswerable": len(unanswerable),
+    }
+    if verbose:
+        for answer, score in scored:
+            state = answer.error or f"{answer.output_type} ({answer.verdict}) {answer.seconds or 0:.0f}s"
+            print(f"  {answer.id} [{answer.incident or 'none'}] {state}: useful {len(score.useful)}, "
+                  f"wrong {len(score.wrong)}, junk {len(score.junk)}, confirmed {len(score.confirmed)}")
+            for line in [*score.wrong[:2], *score.junk[:2]]:
+                print(f"      ✗ {line[:140]}")
+    print(f"\n{figures['asked']} question(s), {figures['failed']} failed to run")
+    print(_rate("useful (key fact of its incident confirmed)", figures["useful"], figures["answerable"], "≥ 80 %"))
+    print(_rate("wrong (another incident's fact / irrelevant)", figures["wrong"], figures["ran"], "0"))
+    print(_rate("junk shown", figures["junk"], figures["ran"], "0"))
+    print(_rate("NORMAL", figures["normal"], figures["ran"]))
+    print(_rate("NORMAL without a key fact of its incident", figures["normal_without_key_fact"],
+                figures["answerable"], "0"))
+    print(_rate("no-incident questions with nothing confirmed", figures["none_confirmed"],
+                figures["unanswerable"], "≥ 95 %"))
+    rounds = [seconds for answer, _ in ran for seconds in answer.round_seconds]
+    median = bootstrap_median(rounds)
+    if median:
+        print(f"  {'seconds per round, p50':<44} {median[0]:.1f} s [95 % CI {median[1]:.1f}–{median[2]:.1f}] over "
+              f"{len(rounds)} round(s)  (target ≤ 20 s)")
+        figures["p50_round_seconds"] = median[0]
+    sums = contribution_sums(answers)
+    if sums:
+        print("  contributions (summed over sessions): " + ", ".join(f"{k} {v}" for k, v in sums.items()))
+    else:
+        print("  contributions: no session recorded any (the audit's `contributions` record is absent)")
+    return figures
+
+
+def plans(questions: Sequence[Any]) -> dict[str, int]:
+    """What code plans for each question, without any model (see ``--plans``); prints and returns the counts."""
+    from datetime import datetime
+
+    from evigate.demo.catalog import incident_by_id
+    from evigate.demo.domain import demo_domain
+    from evigate.modules.planner import Planner, decisive_skill
+    from evigate.store import AuditStore
+
+    domain = demo_domain()
+    store = AuditStore(Path(tempfile.mkdtemp(prefix="evigate-plans-")) / "evigate.duckdb")
+    domain.prepare(store)
+    planner = Planner(domain=domain, source=domain.data_source(store))
+    figures = {"answerable": 0, "window_named": 0, "window_covers": 0, "decided_by_code": 0, "decided_right": 0,
+               "unanswerable": 0, "unanswerable_decided": 0}
+    for question in questions:
+        entities = domain.extract_entities(question.text)
+        decided = decisive_skill(planner.skills, question.text, domain)
+        candidate = None if decided else planner.census(question.text)
+        skill = decided[0].id if decided else candidate.skill.id if candidate else None
+        window = entities.get("time_window") or (candidate.time_window if candidate else None)
+        if question.incident is None:
+            figures["unanswerable"] += 1
+            figures["unanswerable_decided"] += skill is not None
+            print(f"  {question.id:<22} none: skill {skill or '(model)'}, window {window}")
+            continue
+        incident = incident_by_id(question.incident)
+        own = [s.id for s in planner.skills if s.id != "error-code-explain" and incident.error_code in
+               " ".join((s.description, s.when_to_use))]
+        covers = False
+        if window:
+            start, _, end = window.partition("/")
+            covers = datetime.fromisoformat(start) < incident.end and incident.start < datetime.fromisoformat(end)
+        figures["answerable"] += 1
+        figures["window_named"] += bool(window)
+        figures["window_covers"] += covers
+        figures["decided_by_code"] += skill is not None
+        figures["decided_right"] += skill in own
+        print(f"  {question.id:<22} skill {skill or '(model)'} (runbook {'/'.join(own)}), window {window} "
+              f"{'covers' if covers else 'misses' if window else ''}")
+    print(f"\nanswerable {figures['answerable']}: a window in {figures['window_named']} (covering the incident in "
+          f"{figures['window_covers']}); skill decided by code in {figures['decided_by_code']}, the incident's "
+          f"runbook in {figures['decided_right']}; unanswerable {figures['unanswerable']}: decided by code in "
+          f"{figures['unanswerable_decided']}")
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=("train", "dev", "test", "all"), default="dev")
+    parser.add_argument("--locale", choices=("zh", "en", "all"), default="all")
+    parser.add_argument("--limit", type=int, default=0, help="first N questions of the selection (0 = all)")
+    parser.add_argument("--ids", default="", help="comma-separated question ids (within the split and locale)")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="default model (ignored with --settings)")
+    parser.add_argument("--settings", default=None, help="a settings YAML instead of the embedded defaults")
+    parser.add_argument("--out", default=None, help="per-question JSONL (default: a new file under the temp dir)")
+    parser.add_argument("--score", default=None, help="score this JSONL of answers instead of running anything")
+    parser.add_argument("--quiet", action="store_true", help="figures only, no per-question lines")
+    parser.add_argument("--plans", action="store_true", help="no model: the window and skill code plans")
+    args = parser.parse_args(argv)
+    load = os.getloadavg()
+    print(f"{os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if args.score:
+        from evigate.errors import DatasetError
+
+        try:
+            answers = read_answers(Path(args.score))
+        except (OSError, DatasetError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        models = sorted({answer.model for answer in answers if answer.model})
+        print(f"scoring {args.score}: {len(answers)} answer(s); model(s): {', '.join(models) or 'unknown'}")
+        report(answers, verbose=not args.quiet)
+        return 0
+    from evigate.datasets.questions import load_questions
+
+    questions = load_questions(split=None if args.split == "all" else args.split,
+                               locale=None if args.locale == "all" else args.locale)
+    if args.ids:
+        wanted = {qid.strip() for qid in args.ids.split(",") if qid.strip()}
+        questions = [q for q in questions if q.id in wanted]
+    if args.limit:
+        questions = questions[: args.limit]
+    if not questions:
+        parser.error("no question matches that split, locale and id selection")
+    if args.plans:
+        plans(questions)
+        return 0
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="evigate-questions-")) / "answers.jsonl"
+    print(f"split {args.split}, locale {args.locale}: {len(questions)} question(s); answers → {out}")
+    answers = ask(questions, args.model, args.settings, out)
+    load = os.getloadavg()
+    print(f"model: {answers[0].model if answers else args.model}; load average after {load[0]:.2f} {load[1]:.2f} "
+          f"{load[2]:.2f}")
+    report(answers, verbose=not args.quiet)
+    print(f"\nanswers: {out}\nrescore: .venv/bin/python bench/questions.py --score {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
