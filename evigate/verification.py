@@ -114,7 +114,7 @@ def _check_types(answer: object, context: object) -> None:
 
 @lru_cache(maxsize=1)
 def _impacts() -> dict[str, str]:
-    from evigate.rules.gate.gatekeeper import Gatekeeper
+    from evigate.rules.engine.gatekeeper import Gatekeeper
 
     return dict(Gatekeeper.default().verdict_impacts)
 

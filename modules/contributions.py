@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evigate.rules import GateOutcome, VerdictDecision
-from evigate.rules.gate.gatekeeper import claim_ids_of_targets
+from evigate.rules.engine.gatekeeper import claim_ids_of_targets
 from evigate.rules.gate.session import claim_key, iter_claims, text_of
 from evigate.rules.text.phrases import is_question
 from evigate.rules.verdict.junk_claims import ClaimRewrite

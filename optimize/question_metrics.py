@@ -12,8 +12,7 @@ answers can be scored again without re-running anything:
   tool returned, or a root cause naming a service or code the incident does not involve (``judge_facts``);
 - **junk**: a line shown outside the confirmed facts (hypotheses, gaps, actions, the Composer's prose) that repeats
   itself, restates the question, names nothing of the session, or — for a hypothesis — has no basis in evidence.
-  The checks are the guard's own (``evigate.rules.text.junk``) where that module exists; until then a minimal
-  local definition stands in (:mod:`evigate.optimize.junk_fallback`).
+  The checks are the guard's own (``evigate.rules.text.junk``): the metric and the product define junk once.
 
 Pure functions: no model, no store. Rates and intervals are in :mod:`evigate.optimize.stats`.
 """
@@ -30,14 +29,10 @@ from pydantic import BaseModel, Field
 from evigate.optimize.world_facts import judge_facts, key_entities
 from evigate.rules.answer.render import BULLET, TEMPLATES
 from evigate.rules.text.entities import extract_entities
+from evigate.rules.text.junk import junk_reason, names_evidence
 from evigate.rules.text.normalize import compact, fold
 from evigate.rules.verdict.anchor_observations import names_record
 from evigate.signatures import ComposerInput
-
-try:  # the guard's own definition of junk (issue 18, "Junk is never shown"), once it is there
-    from evigate.rules.text.junk import junk_reason, names_evidence
-except ImportError:  # pragma: no cover - depends on which branch is installed
-    from evigate.optimize.junk_fallback import junk_reason, names_evidence
 
 
 class AnsweredQuestion(BaseModel):
@@ -85,15 +80,10 @@ _SECTION_TITLES = {
     for key in ("confirmed", "based_on", "possible", "inferred", "gaps", "current_gaps", "next_steps")
 }
 def _fixed_lines() -> set[str]:
-    """The product's own fixed texts (template words, code-written gaps and actions): never junk of a model."""
-    from evigate.rules.answer import composer_input as fixed
+    """The product's own fixed texts (the catalogue's headings, gaps and actions): never junk of a model."""
+    from evigate.rules.answer.catalogue import CATALOGUE
 
-    texts = [text for words in TEMPLATES.values() for key, text in words.items() if key != "unconfirmed_prefix"]
-    for name, value in vars(fixed).items():
-        if name.startswith("GAP_") and isinstance(value, str):
-            texts.append(value)
-        elif name.startswith("ACTION_") and hasattr(value, "action_text"):
-            texts += [value.action_text, f"{value.action_text}（{value.reason}）"]
+    texts = [text for words in CATALOGUE.values() for key, text in words.items() if key != "unconfirmed_prefix"]
     return {fold(text.strip()) for text in texts if "{" not in text}
 
 

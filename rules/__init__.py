@@ -14,8 +14,8 @@ from evigate.rules.answer.render import (
     render_deterministic,
     render_parse_failure,
 )
+from evigate.rules.engine.gatekeeper import Gatekeeper, GateOutcome
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams, RuleSpec
-from evigate.rules.gate.gatekeeper import Gatekeeper, GateOutcome
 from evigate.rules.gate.parsing import ParsedOutput, parse_executor_output
 from evigate.rules.verdict.matrix import VerdictDecision, decide_verdict
 from evigate.rules.verdict.retry import build_retry_context

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import unicodedata
 from typing import Any
 
-MAX_QUERY_CHARS = 4000
-"""The query limit, in characters (what the user typed), not in the bytes of its JSON encoding."""
+# The one query limit and blank test of every entry point (ask, the Python API, this server).
+from evigate.signatures.query import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+from evigate.signatures.query import has_visible_text as has_visible_text
 
 MAX_ESCAPED_CHAR_BYTES = 12
 """The most JSON bytes one character can take: ``\\ud83d\\ude00`` (a surrogate pair of ``\\u`` escapes)."""
@@ -30,21 +30,6 @@ MAX_CONNECTIONS = 256
 
 BODY_READ_TIMEOUT_S = 30.0
 """A body must arrive within this long after its headers (a slow client cannot hold a connection and a buffer)."""
-
-# Code points that render as nothing though Unicode files them as letters or symbols (Default_Ignorable or blank
-# by design): Hangul fillers, the Mongolian vowel separator, the braille blank.
-_BLANK_LETTERS = frozenset("\u115f\u1160\u180e\u2800\u3164\uffa0")
-# Categories of characters that show nothing on their own: separators (Z*), controls and format characters
-# (zero-width space/joiners, BOM, bidi marks, soft hyphen: Cc, Cf), surrogates, private use, unassigned, and
-# combining marks without a base (Mn, Me).
-_INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me"})
-
-
-def has_visible_text(text: str) -> bool:
-    """Whether ``text`` has at least one character a reader can see (a blank or zero-width-only query has none)."""
-    return any(
-        char not in _BLANK_LETTERS and unicodedata.category(char) not in _INVISIBLE_CATEGORIES for char in text
-    )
 
 Scope = dict[str, Any]
 Message = dict[str, Any]

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evigate.rules.gate.gatekeeper import Gatekeeper, GateOutcome
+from evigate.rules.engine.gatekeeper import Gatekeeper, GateOutcome
 from evigate.rules.grounding.binding import Binding, Passage, bind, content_tokens, make_passages
 from evigate.rules.grounding.case import SESSION_ID, TOOL_NAME, GroundingCase, SentenceCase, build_case, is_claim
 from evigate.rules.grounding.judge import (

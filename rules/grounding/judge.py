@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
+from evigate.rules.engine.gatekeeper import GateOutcome
 from evigate.rules.gate.base import RuleParams
-from evigate.rules.gate.gatekeeper import GateOutcome
 from evigate.rules.grounding.case import GroundingCase, SentenceCase
 from evigate.rules.grounding.contradiction import changed_values, negation_flipped
 from evigate.rules.text.phrases import states_root_cause

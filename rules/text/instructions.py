@@ -7,6 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
+from importlib import resources
+
+import yaml
 
 from evigate.rules.text.directives import find_directives, instructs_reader
 from evigate.rules.text.normalize import compact, fold
@@ -18,11 +21,12 @@ from evigate.rules.text.normalize import compact, fold
 
 @lru_cache(maxsize=1)
 def shipped_injection_markers() -> tuple[str, ...]:
-    """The injection markers of the shipped `action.planted_instruction` metadata (read once)."""
-    from evigate.rules.gate.config import load_builtin_specs
+    """The injection markers of the shipped `action.planted_instruction` metadata (read once).
 
-    params = load_builtin_specs()["action.planted_instruction"].params
-    return tuple(params.injection_markers)  # type: ignore[attr-defined]
+    Read from the rule's metadata file itself: `rules/text` sits below `rules/gate` (which validates that file for
+    the Gatekeeper), so it must not import the gate's config."""
+    metadata = resources.files("evigate.rules").joinpath("metadata", "action.planted_instruction.yaml")
+    return tuple(yaml.safe_load(metadata.read_text("utf-8"))["params"]["injectionMarkers"])
 
 
 def tells_someone_to_act(text: str) -> bool:

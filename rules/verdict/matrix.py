@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from evigate.rules.gate.gatekeeper import claim_ids_of_targets
+from evigate.rules.engine.gatekeeper import claim_ids_of_targets
 from evigate.rules.gate.parsing import ParsedOutput
 from evigate.rules.gate.session import claim_key, iter_claims, text_of
 from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS, cap, ceilings_of

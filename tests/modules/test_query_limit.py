@@ -49,3 +49,9 @@ def test_evigate_ask_refuses_a_long_question_with_exit_2(tmp_path: Path) -> None
     assert done.exit_code == 2, done.output
     assert "at most 4,000" in done.output and "Traceback" not in done.output
     assert not database.exists()  # refused before anything was built or opened
+
+
+@pytest.mark.parametrize("query", ["\u200b\u200b\u200b", " \u3000\ufeff", "\u2800\u180e"])
+def test_an_invisible_question_is_refused_by_the_python_api_as_by_the_http_api(query: str) -> None:
+    with pytest.raises(QueryError):
+        check_query(query)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from evigate.demo.catalog import INCIDENTS
 from evigate.optimize.question_metrics import AnsweredQuestion, contribution_sums, score_answer, shown_lines
 from evigate.optimize.stats import bootstrap_median, wilson
+from evigate.rules.answer.catalogue import CATALOGUE
 from evigate.rules.answer.render import render_deterministic
 from evigate.signatures import ComposerInput
 
@@ -84,22 +85,31 @@ def test_an_unanswerable_question_confirming_nothing_has_no_wrong_and_no_confirm
     assert not score.answerable and not score.confirmed and not score.wrong and not score.junk
 
 
+def _unscreened(record: AnsweredQuestion, gaps: list[str], actions: list[str] = ()) -> AnsweredQuestion:
+    """The record with gaps and actions printed as they are: the product's renderer would screen junk out, and
+    the metric must still count it in answers of other programs (or of earlier releases)."""
+    words = CATALOGUE[record.locale]
+    lines = [words["degraded"], "", words["gaps"], *(f"• {gap}" for gap in gaps), "", words["next_steps"],
+             *(f"• {action}" for action in actions)]
+    return record.model_copy(update={"answer": "\n".join(lines)})
+
+
 def test_the_issues_junk_strings_are_junk() -> None:
     junk = [
         "订单 456 456 456 456 456",
         "补足证据（补足证据是补足证据的必要步骤，需要补足证据缺口，）",
         "立即联系客服",
     ]
-    record = _record("订单 456 付款失败，为什么？", "INC-20261128-03", [_claim(POOL_FACT)], gaps=junk[:2],
-                     actions=junk[2:], verdict="REJECT")
+    record = _unscreened(_record("订单 456 付款失败，为什么？", "INC-20261128-03", [_claim(POOL_FACT)],
+                                 verdict="REJECT"), junk[:2], junk[2:])
     reasons = score_answer(record, INCIDENTS).junk
     assert len(reasons) == 3, reasons
 
 
 def test_a_question_restated_as_a_gap_is_junk_and_a_grounded_gap_is_not() -> None:
     query = "订单 789 下单时库存扣减失败，库存服务报了什么错？"
-    echo = _record(query, "INC-20261128-04", [], gaps=["订单 789 下单时库存扣减失败，库存服务报了什么错"],
-                   verdict="REJECT")
+    echo = _unscreened(_record(query, "INC-20261128-04", [], verdict="REJECT"),
+                       ["订单 789 下单时库存扣减失败，库存服务报了什么错"])
     assert score_answer(echo, INCIDENTS).junk
     grounded = _record("早上支付失败？", "INC-20261128-03", [_claim(POOL_FACT)],
                        gaps=["payment-service 的 HikariPool-1 连接为何未归还尚未查询"], verdict="REJECT")
@@ -161,8 +171,8 @@ def test_bootstrap_median_interval_contains_the_median(values: list[float]) -> N
 
 
 def test_the_products_own_fixed_gaps_and_actions_are_not_junk() -> None:
-    from evigate.rules.answer.composer_input import ACTION_REVIEW, GAP_EXCLUDED
-
-    record = _record("14:10 pay-gateway 怎么了？", "INC-20261128-05", [], verdict="REJECT", gaps=[GAP_EXCLUDED],
-                     actions=[ACTION_REVIEW.action_text])
+    words = CATALOGUE["zh"]
+    record = _unscreened(_record("14:10 pay-gateway 怎么了？", "INC-20261128-05", [], verdict="REJECT"),
+                         [words[key] for key in words if key.startswith("gap_") and "{" not in words[key]],
+                         [words["retry"], words["manual"]])
     assert score_answer(record, INCIDENTS).junk == []

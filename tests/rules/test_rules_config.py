@@ -10,7 +10,7 @@ import yaml
 from evigate.errors import RuleConfigError
 from evigate.rules import Gatekeeper
 from evigate.rules.builtin import RULE_CLASSES
-from evigate.rules.gate.docs import render_rules_markdown
+from evigate.rules.engine.docs import render_rules_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_DIR = ROOT / "rules"
@@ -190,7 +190,7 @@ def test_disabled_rules_do_not_run() -> None:
 
 
 def test_docs_are_generated_from_the_index() -> None:
-    """docs/rules.md is in sync; regenerate with `python -m evigate.rules.gate.docs > docs/rules.md`."""
+    """docs/rules.md is in sync; regenerate with `python -m evigate.rules.engine.docs > docs/rules.md`."""
     assert (ROOT / "docs" / "rules.md").read_text("utf-8") == render_rules_markdown()
 
 
@@ -200,3 +200,13 @@ def test_docs_describe_every_rule_and_parameter() -> None:
         assert f"## {spec.id}" in text and spec.description in text
         for name in spec.params.model_dump(by_alias=True):
             assert f"`{name}`" in text
+
+
+def test_the_injection_markers_text_helpers_read_are_the_shipped_rules_own() -> None:
+    """rules/text reads the marker list from the metadata file itself (it must not import the Gatekeeper's config):
+    the two readings may never drift apart."""
+    from evigate.rules.engine.config import load_builtin_specs
+    from evigate.rules.text.instructions import shipped_injection_markers
+
+    params = load_builtin_specs()["action.planted_instruction"].params
+    assert shipped_injection_markers() == tuple(params.injection_markers)

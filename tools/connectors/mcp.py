@@ -37,6 +37,7 @@ from evigate.tools.connectors.base import (
     resolve_path,
     secret_from_env,
 )
+from evigate.tools.connectors.mcp_deferred import DeferredMCPTool
 from evigate.tools.connectors.mcp_session import LiveSession, run_async, tool_error
 from evigate.tools.formatting import one_line
 from evigate.tools.toolbox import cap_output
@@ -280,12 +281,10 @@ class MCPConnector:
             offered = {tool.name: tool for tool in client.list_tools()}
         except ToolError as exc:
             # One source down must not stop the domain: its declared tools reconnect on each call (mcp_deferred.py).
-            from evigate.tools.connectors.mcp_deferred import DeferredMCPTool
-
             if source.allow:
                 logger.warning("sources.%s: MCP server unreachable (%s); tools allowed by pattern %s are left out "
                                "until evigate restarts", source_name, exc, source.allow)
-            return [DeferredMCPTool(spec, client, str(exc)) for spec in tools]
+            return [DeferredMCPTool(spec, client, str(exc), build_real=MCPTool) for spec in tools]
         built: list[Tool] = []
         declared = set()
         for spec in tools:

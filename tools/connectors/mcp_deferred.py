@@ -36,19 +36,20 @@ class AnyArgs(ToolArgs):
 class DeferredMCPTool(ConnectorTool):
     """Stands in for a declared MCP tool until its server answers; then delegates to the real `MCPTool`."""
 
-    def __init__(self, config: Any, client: Any, reason: str) -> None:
+    def __init__(self, config: Any, client: Any, reason: str, build_real: Callable[[Any, Any, Any], Any]) -> None:
+        """``build_real(config, server_tool, client)`` makes the real tool once the server answers (the MCP
+        connector passes its `MCPTool`; this module does not import it, so the two import one way only)."""
         description = config.description or (
             f"MCP tool {config.server_name} (its server was unreachable when evigate started; calls reconnect)")
         super().__init__(config.model_copy(update={"description": description}), AnyArgs)
         self.client = client
         self.server_name = config.server_name
         self.reason = reason
+        self._build_real = build_real
         self._real: Any = None
         self._lock = threading.Lock()
 
     def _resolve(self) -> Any:
-        from evigate.tools.connectors.mcp import MCPTool
-
         with self._lock:
             if self._real is None:
                 try:
@@ -59,7 +60,7 @@ class DeferredMCPTool(ConnectorTool):
                 if self.server_name not in offered:
                     raise ToolError(f"{self.name}: the MCP server now answers but offers no tool "
                                     f"{self.server_name!r} (it offers {', '.join(sorted(offered)) or 'none'})")
-                real = MCPTool(self.config, offered[self.server_name], self.client)
+                real = self._build_real(self.config, offered[self.server_name], self.client)
                 real.max_output_chars = self.max_output_chars
                 self._real = real
                 logger.info("MCP tool %s is available again", self.name)

@@ -13,8 +13,8 @@ from typing import Any, Generic, TypeVar
 
 from evigate.rules.builtin import RULE_CLASSES
 from evigate.rules.builtin.schema_executor_v2 import normalize_executor_output
+from evigate.rules.engine.config import apply_overrides, load_builtin_specs, load_user_specs
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleSpec
-from evigate.rules.gate.config import apply_overrides, load_builtin_specs, load_user_specs
 from evigate.rules.gate.parsing import ParsedOutput, parse_executor_output
 from evigate.rules.gate.session import InvocationView, SessionIndex, as_view, claim_key
 from evigate.rules.gate.spans import matched_spans

@@ -1,18 +1,18 @@
 """docs/rules.md, generated from the rule index, metadata and rule docstrings (a test keeps the file in sync).
 
-Regenerate with ``python -m evigate.rules.gate.docs > docs/rules.md``.
+Regenerate with ``python -m evigate.rules.engine.docs > docs/rules.md``.
 """
 
 from __future__ import annotations
 
 import json
 
-from evigate.rules.gate.gatekeeper import Gatekeeper
+from evigate.rules.engine.gatekeeper import Gatekeeper
 
 HEADER = """# Gatekeeper rules
 
 Generated from `rules/index.yaml`, `rules/metadata/<rule id>.yaml` and the rule classes in `rules/builtin/` by
-`python -m evigate.rules.gate.docs > docs/rules.md` — do not edit by hand.
+`python -m evigate.rules.engine.docs > docs/rules.md` — do not edit by hand.
 
 The Gatekeeper runs between the Executor and the Verifier (§9). Each rule reports findings at a field path
 (`claims[0].evidence_bindings[1]`); a rule fails when any finding is fail-level, warns when all are warn-level.
