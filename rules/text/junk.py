@@ -17,6 +17,7 @@ Thresholds and the generic vocabulary live in ``junk.yaml`` beside this module. 
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -186,7 +187,23 @@ def _grounded_terms(terms: Iterable[str], haystack: str) -> set[str]:
 
 
 def _has_word(word: str, haystack: str) -> bool:
-    return re.search(rf"(?<![a-z0-9]){re.escape(word)}", haystack) is not None
+    """Whether ``word`` starts somewhere ``haystack`` has a word start (not inside a longer word)."""
+    if len(word) > _PREFIX_CHARS or not _WORD_START.match(word):
+        return re.search(rf"(?<![a-z0-9]){re.escape(word)}", haystack) is not None
+    starts = _word_starts(haystack)
+    at = bisect.bisect_left(starts, word)
+    return at < len(starts) and starts[at].startswith(word)
+
+
+_WORD_START = re.compile(r"(?<![a-z0-9])[a-z0-9]")
+_PREFIX_CHARS = 64
+
+
+@lru_cache(maxsize=16)
+def _word_starts(haystack: str) -> list[str]:
+    """The text from each word start on (its first 64 characters), sorted: a term is looked up by bisection instead
+    of one scan of the whole session per term."""
+    return sorted({haystack[match.start():match.start() + _PREFIX_CHARS] for match in _WORD_START.finditer(haystack)})
 
 
 def _named_entities(text: str) -> list[Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from evigate.rules.text import numbers
 from evigate.rules.text.entity import Entity, normalize
@@ -93,14 +94,21 @@ def number_occurs(entity: Entity, haystack: str) -> bool:
     if entity.dimension is not None:
         # Converting may leave more decimals than a searchable form keeps (2000.07ms is 2.00007s), or a form with
         # trailing zeros (2000ms as 2.0000s): compare every number of the evidence by value, in the same dimension.
-        return any(_same_dimension_at(entity, haystack, start) for start in number_starts(haystack))
+        same_dimension = _numbers_by_dimension(haystack).get(entity.dimension, ())
+        return any(_matches(entity, parsed, 1e-9) for parsed in same_dimension)
     return False
 
 
-def _same_dimension_at(entity: Entity, haystack: str, start: int) -> bool:
-    """Whether the evidence number at ``start`` has the entity's dimension (its own unit) and value."""
-    parsed = evidence_number(haystack, start)
-    return parsed is not None and parsed[1] == entity.dimension and _matches(entity, parsed, 1e-9)
+@lru_cache(maxsize=256)
+def _numbers_by_dimension(haystack: str) -> dict[str, tuple[Any, ...]]:
+    """Every number of a haystack that carries its own unit, parsed once and grouped by dimension (the same outputs
+    are searched for claim after claim, and most numbers have no unit at all)."""
+    grouped: dict[str, list[Any]] = {}
+    for start in number_starts(haystack):
+        parsed = evidence_number(haystack, start)
+        if parsed is not None and parsed[1] is not None:
+            grouped.setdefault(parsed[1], []).append(parsed)
+    return {dimension: tuple(found) for dimension, found in grouped.items()}
 
 
 def _found_where(needle: str, haystack: str, accept: Callable[[int, int], bool]) -> bool:

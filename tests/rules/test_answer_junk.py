@@ -189,3 +189,13 @@ def test_a_report_restated_is_a_confirmation_but_a_question_restated_is_not_an_a
     assert not restates_question(report, report)
     assert restates_question("订单 123 支付失败，ERR_TIMEOUT 是什么原因", "订单 123 支付失败，ERR_TIMEOUT 是什么原因？")
     assert not restates_question(report, "订单 123 支付失败，ERR_TIMEOUT 是什么原因？")
+
+
+@given(st.text(alphabet="ab1 -_.\n", max_size=60), st.text(alphabet="ab1-_.", min_size=1, max_size=6))
+def test_the_word_lookup_finds_exactly_what_a_scan_finds(haystack: str, word: str) -> None:
+    """The bisection over word starts is an index, not a new meaning: it agrees with the regular expression."""
+    import re
+
+    from evigate.rules.text.junk import _has_word
+
+    assert _has_word(word, haystack) == (re.search(rf"(?<![a-z0-9]){re.escape(word)}", haystack) is not None)
