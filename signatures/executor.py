@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ANSWER_VERSION = "executor_evidence_v2"
+ANSWER_VERSION: Literal["executor_evidence_v2"] = "executor_evidence_v2"
 
 ClaimType = Literal["symptom", "root_cause", "impact", "risk", "context", "remediation"]
 """§4 gives symptom / root_cause / impact / risk as examples; context and remediation are the non-critical rest."""

@@ -7,7 +7,8 @@ shown as they are. An unknown locale falls back to zh, the seed specs' language.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Literal, cast
 
 from evigate.rules.verdict.rows import SUMMARY_OF, ReasonCode
 
@@ -125,6 +126,5 @@ def words(locale: str) -> dict[str, str]:
 
 def summary(code: ReasonCode | str | None, fallback: str, locale: str) -> str:
     """The deciding row's words in ``locale``; ``fallback`` (the decision's zh summary) when the code is unknown."""
-    if locale == "en":
-        return SUMMARY_EN.get(code, fallback) if code else fallback  # type: ignore[call-overload]
-    return SUMMARY_OF.get(code, fallback) if code else fallback  # type: ignore[call-overload]
+    table: Mapping[ReasonCode, str] = SUMMARY_EN if locale == "en" else SUMMARY_OF
+    return table.get(cast(ReasonCode, code), fallback) if code else fallback

@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import ValidationError
 
 from evigate.errors import RuleConfigError
 from evigate.rules.builtin import RULE_CLASSES
-from evigate.rules.gate.base import Rule, RuleParams, RuleSpec
+from evigate.rules.gate.base import Rule, RuleParams, RuleSpec, Severity
+from evigate.signatures.gatekeeper import VerdictImpact
 
 INDEX_KEYS = frozenset({"id", "name", "description", "enabled"})
 METADATA_KEYS = frozenset({"id", "severity", "verdictImpact", "params"})
@@ -123,8 +124,10 @@ def _new_spec(rule_id: str, index_entry: Mapping[str, Any], metadata: Mapping[st
         name=index_entry["name"],
         description=index_entry["description"],
         enabled=_check_bool(index_entry.get("enabled", True), where, rule_id, "enabled"),
-        severity=_check_choice(metadata["severity"], SEVERITIES, where, rule_id, "severity"),  # type: ignore[arg-type]
-        verdictImpact=_check_choice(metadata["verdictImpact"], IMPACTS, where, rule_id, "verdictImpact"),
+        severity=cast(Severity, _check_choice(metadata["severity"], SEVERITIES, where, rule_id, "severity")),
+        verdictImpact=cast(
+            VerdictImpact, _check_choice(metadata["verdictImpact"], IMPACTS, where, rule_id, "verdictImpact")
+        ),
         params=build_params(rule_class, _mapping(metadata.get("params"), where, "params"), where),
         source=where,
     )

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from evigate.rules.builtin import RULE_CLASSES
 from evigate.rules.builtin.schema_executor_v2 import normalize_executor_output
@@ -28,6 +28,7 @@ from evigate.signatures import (
     ToolTraceEntry,
     VerdictImpact,
 )
+from evigate.signatures.gatekeeper import GateStatus
 
 MAX_ERRORS = 300
 """The audit keeps at most this many error records (§12: the result stays light)."""
@@ -47,7 +48,7 @@ class _hybridmethod(Generic[_T]):
         self.__doc__ = function.__doc__
 
     def __get__(self, instance: Any, owner: type) -> Callable[..., _T]:
-        target = instance if instance is not None else owner.default()
+        target = instance if instance is not None else cast(Any, owner).default()  # the class's shipped default
         return lambda *args, **kwargs: self.function(target, *args, **kwargs)
 
 
@@ -259,7 +260,7 @@ class Gatekeeper:
                 GatekeeperError(rule_id=rule_id, target=f.target, message=f.message[:MAX_MESSAGE_CHARS], level=f.level)
                 for f in findings
             )
-        status = "fail" if failed_rules else "warn" if warning_rules else "pass"
+        status: GateStatus = "fail" if failed_rules else "warn" if warning_rules else "pass"
         result = GatekeeperResult(
             status=status, failed_rules=failed_rules, warnings=warning_rules, errors=errors[:MAX_ERRORS]
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import cast
 
 from evigate.rules.text.entity import Entity, normalize
 from evigate.rules.text.numbers import APPROXIMATE_TOLERANCE, Dimension, format_number, label_of, to_float, unit_of
@@ -146,7 +147,7 @@ def _named(
     if vocabulary:
         if vocabulary.name_pattern is not None:
             for match in vocabulary.name_pattern.finditer(text):
-                add(match.start(), match.end(), vocabulary.names[match.group(0)], replace=True)  # type: ignore
+                add(match.start(), match.end(), cast(EntityKind, vocabulary.names[match.group(0)]), replace=True)
         for pattern in vocabulary.compiled_patterns:
             for match in pattern.finditer(text):
                 if match.end() > match.start():

@@ -42,8 +42,7 @@ _NUMBER_ANYWHERE = re.compile(
     rf"(?<![A-Za-z0-9_.]){NUMBER}(?:\s?({UNITS})(?![A-Za-z])|(m)(?![A-Za-z]))?", re.IGNORECASE
 )
 
-UNIT_SCALE: dict[str, tuple[Dimension, float]] = {}
-for _names, _dimension, _scale in (
+_UNITS: tuple[tuple[tuple[str, ...], Dimension, float], ...] = (
     (("ms", "msec", "millis", "millisecond", "milliseconds", "毫秒"), "time", 1e-3),
     (("μs", "µs", "us", "微秒"), "time", 1e-6),
     (("s", "sec", "secs", "second", "seconds", "秒", "秒钟"), "time", 1.0),
@@ -57,9 +56,10 @@ for _names, _dimension, _scale in (
     (("gb", "gib", "gi"), "bytes", 1024.0**3),
     (("tb", "tib", "ti"), "bytes", 1024.0**4),
     (("x", "×", "倍"), "times", 1.0),
-):
-    for _name in _names:
-        UNIT_SCALE[_name] = (_dimension, _scale)  # type: ignore[assignment]
+)
+UNIT_SCALE: dict[str, tuple[Dimension, float]] = {
+    name: (dimension, scale) for names, dimension, scale in _UNITS for name in names
+}
 
 # Forms a value may be written in, per dimension, so evidence can be searched with plain substring finds.
 _FORM_SCALES: dict[str, tuple[float, ...]] = {

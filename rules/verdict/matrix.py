@@ -8,7 +8,7 @@ never raise it past what the evidence allows: a claim a fail-level Gatekeeper er
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -140,7 +140,7 @@ def decide_verdict(
     data.
     """
     reasons: list[str] = []
-    model = model_verdict if model_verdict in VERDICTS else None
+    model = cast(Verdict, model_verdict) if model_verdict in VERDICTS else None
     status = _parse_status_value(parse_status)
     gate = _gate(gate_result)
     if status != "valid" or not isinstance(normalized, Mapping):
@@ -149,7 +149,7 @@ def decide_verdict(
         row = MatrixRow(code="parse_failed", text=reasons[0])
         return VerdictDecision(verdict="LOW_CONFID", model_verdict=model, groundedness_score=0.0, reasons=reasons,
                                summary=SUMMARY_OF["parse_failed"], rows=[row],
-                               parse_status=status if status != "valid" else "malformed",  # type: ignore[arg-type]
+                               parse_status=cast(ParseStatusValue, status if status != "valid" else "malformed"),
                                gate_status=gate.status)
     impacts = dict(verdict_impacts or {})
     failed = set(failed_claims) if failed_claims is not None else set(
@@ -183,9 +183,9 @@ def decide_verdict(
     critical_keys: list[str] = []
     facts: list[FactChecked] = []
     for key, claim in claims:
-        check = chosen.get(key)
-        verification: ClaimVerification = check.verification if check else "unsupported"
-        if check is None:
+        chosen_check = chosen.get(key)
+        verification: ClaimVerification = chosen_check.verification if chosen_check else "unsupported"
+        if chosen_check is None:
             reasons.append(f"claim {key} has no check: counted as unsupported")
         capped_to = cap(verification, ceilings.get(key))
         if capped_to != verification:
@@ -205,7 +205,7 @@ def decide_verdict(
             critical_keys.append(key)
         facts.append(FactChecked(
             fact=f"{key}: {text_of(claim, 'claim_text')}", verification=FACT_VERIFICATION_OF[verification],
-            is_critical=critical, evidence_refs=list(check.evidence_refs) if check else [],
+            is_critical=critical, evidence_refs=list(chosen_check.evidence_refs) if chosen_check else [],
         ))
 
     verdict, rows = matrix_rows(claims, effective, critical_keys, gate, impacts)

@@ -6,8 +6,8 @@ caps) and hands them here; this module only reads the table.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
@@ -58,7 +58,7 @@ SUMMARY_OF: dict[ReasonCode, str] = {
 
 
 def matrix_rows(
-    claims: list[tuple[str, Mapping[str, Any]]],
+    claims: Sequence[tuple[str, Mapping[str, Any]]],
     effective: Mapping[str, ClaimVerification],
     critical_keys: list[str],
     gate: GatekeeperResult,
@@ -94,7 +94,7 @@ def matrix_rows(
             "not as forgery; a failure forbids PASS")))
     for key, _ in claims:
         if effective[key] in BLOCKS_PASS:
-            low.append(MatrixRow(code=effective[key], claim_id=key,  # type: ignore[arg-type]
+            low.append(MatrixRow(code=cast(ReasonCode, effective[key]), claim_id=key,
                                  text=f"§17 LOW_CONFID: claim {key} is {effective[key]}"))
     if not claims:
         low.append(MatrixRow(code="no_claims", text="§17 LOW_CONFID: the output has no claims"))
