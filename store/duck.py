@@ -12,6 +12,7 @@ the same file in one process see each other's writes, whatever their ``read_only
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import threading
@@ -61,6 +62,12 @@ class _OpenFile:
 
 _FILES: dict[Path, _OpenFile] = {}
 _FILES_CHANGED = threading.Condition()
+# A lingering file is closed by a daemon timer thread. Were the interpreter to finish while such a thread is inside
+# DuckDB's C++ code, the thread would be torn down there and the process abort ("terminate called … FATAL: exception
+# not rethrown", exit 134). So at exit no closer starts any more, those closing are waited for, and the idle files
+# are closed on the exiting thread itself.
+_EXIT = {"exiting": False, "closing": 0}
+EXIT_CLOSE_WAIT_S = 5.0
 _COURTESY_UNTIL: dict[Path, float] = {}  # no reopening before then: another process's turn
 
 
@@ -236,14 +243,32 @@ def _close_if_idle(path: Path, entry: _OpenFile | None, idle_for: float) -> None
             return
         if entry.connection is None or time.monotonic() - entry.idle_since < idle_for * 0.99:
             return  # being closed already, or reused and released again since (that release scheduled its closer)
+        if _EXIT["exiting"] and threading.current_thread() is not threading.main_thread():
+            return  # the exit handler closes it on its own thread
         # Stay registered, with no connection, until DuckDB has really let go of the file: an opening in this
         # process meanwhile would otherwise meet the closing instance ("different configuration").
         connection, entry.connection = entry.connection, None
+        _EXIT["closing"] += 1
     try:
         with contextlib.suppress(duckdb.Error):
             connection.close()
     finally:
         with _FILES_CHANGED:
+            _EXIT["closing"] -= 1
             if _FILES.get(path) is entry:
                 del _FILES[path]
             _FILES_CHANGED.notify_all()
+
+
+def close_idle_files_at_exit(timeout_s: float = EXIT_CLOSE_WAIT_S) -> None:
+    """Stop the daemon closers, wait briefly for those closing, and close every idle file on this thread."""
+    with _FILES_CHANGED:
+        _EXIT["exiting"] = True
+        _FILES_CHANGED.wait_for(lambda: _EXIT["closing"] == 0, timeout_s)
+        idle = [(path, entry) for path, entry in _FILES.items()
+                if entry.connection is not None and entry.users == 0 and entry.pid == os.getpid()]
+    for path, entry in idle:
+        _close_if_idle(path, entry, 0.0)
+
+
+atexit.register(close_idle_files_at_exit)

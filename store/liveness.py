@@ -18,10 +18,12 @@ never touched, and neither is a live session of another process.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import socket
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -127,6 +129,20 @@ def interrupt_orphans(read: Callable[[], list[dict[str, Any]]], interrupt: Calla
     return marked
 
 
+_LIVE_HEARTBEATS: weakref.WeakSet[Heartbeat] = weakref.WeakSet()
+EXIT_JOIN_S = 5.0
+
+
+def _stop_heartbeats_at_exit() -> None:
+    """A beat is a write into the store's C++ code: the interpreter must not finish while a daemon thread is in it
+    (the process would abort), so exit stops every heartbeat and waits briefly for a beat under way."""
+    for heartbeat in list(_LIVE_HEARTBEATS):
+        heartbeat.stop(join_s=EXIT_JOIN_S)
+
+
+atexit.register(_stop_heartbeats_at_exit)
+
+
 class Heartbeat:
     """A daemon thread that refreshes ``heartbeat_at`` of the sessions one store has running."""
 
@@ -136,6 +152,7 @@ class Heartbeat:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        _LIVE_HEARTBEATS.add(self)
 
     def add(self, session_id: str) -> None:
         with self._lock:
@@ -148,8 +165,11 @@ class Heartbeat:
         with self._lock:
             self._sessions.discard(session_id)
 
-    def stop(self) -> None:
+    def stop(self, join_s: float = 0.0) -> None:
         self._stop.set()
+        thread = self._thread
+        if join_s > 0 and thread is not None and thread is not threading.current_thread():
+            thread.join(join_s)
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
