@@ -7,7 +7,8 @@ never raise it past what the evidence allows: a claim a fail-level Gatekeeper er
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, ValidationError
@@ -129,36 +130,75 @@ def decide_verdict(
 ) -> VerdictDecision:
     """Decide PASS / LOW_CONFID / REJECT and the groundedness score; ``reasons`` name the matrix rows that fired.
 
-    ``failed_claims`` / ``excluded_claims`` default to what ``gate_result.errors`` targets (``GateOutcome`` carries
-    both). ``code_checks`` are the labels code decided (``confirm_by_code``): they stand instead of the model's.
-    Every label, code's or the model's, is then capped (``ceilings_of``) and overridden by fail-level Gatekeeper
-    errors, so code-confirmed labels never make a verdict more favourable than §17 allows. ``observations`` are
-    claims code added beside a capped claim (``add_excerpt_observations``): they are judged and shown like any claim,
-    but the verdict and score are never more favourable than without them. ``off_topic`` (claim id → why,
-    ``off_topic_claims``) names claims that are not about the question: they are never shown as confirmed, and a
-    PASS needs a directly observed critical claim outside it (else LOW_CONFID, row ``off_topic``). Never raises on
-    data.
+    ``failed_claims`` / ``excluded_claims`` default to what ``gate_result.errors`` targets. ``code_checks`` (code's
+    labels) stand instead of the model's; every label is then capped and overridden by fail-level Gatekeeper errors,
+    so code never makes a verdict more favourable than §17 allows. ``observations`` (claims code added) never make
+    verdict or score more favourable. ``off_topic`` claims are never confirmed, and PASS needs a directly observed
+    critical claim outside them (else LOW_CONFID, row ``off_topic``). Never raises on data.
     """
     reasons: list[str] = []
     model = cast(Verdict, model_verdict) if model_verdict in VERDICTS else None
     status = _parse_status_value(parse_status)
     gate = _gate(gate_result)
     if status != "valid" or not isinstance(normalized, Mapping):
-        what = f"parse status is '{status}'" if status != "valid" else "is not a JSON object"
-        reasons.append(f"§15.4 LOW_CONFID: executor output {what}: score 0, no claims to judge")
-        row = MatrixRow(code="parse_failed", text=reasons[0])
-        return VerdictDecision(verdict="LOW_CONFID", model_verdict=model, groundedness_score=0.0, reasons=reasons,
-                               summary=SUMMARY_OF["parse_failed"], rows=[row],
-                               parse_status=cast(ParseStatusValue, status if status != "valid" else "malformed"),
-                               gate_status=gate.status)
+        return _parse_failure(status, model, gate)
     impacts = dict(verdict_impacts or {})
+    failed, excluded = _targeted(normalized, gate, impacts, failed_claims, excluded_claims)
+    claims = [(claim_key(claim, index), claim) for index, claim in iter_claims(normalized)]
+    known = {key for key, _ in claims}
+    chosen, ignored, sources = _chosen_checks(known, claim_checks, code_checks, reasons)
+    labels = _effective_labels(claims, chosen, sources, ceilings_of(normalized, knowledge_tools), failed | excluded,
+                               reasons)
+    verdict, rows, scored = _matrix(claims, labels, gate, impacts, set(observations) & known, reasons)
+    unrelated = {key: why for key, why in (off_topic or {}).items() if key in known}
+    reasons += [f"claim {key} is not about the question ({why}): never shown as confirmed"
+                for key, why in sorted(unrelated.items())]
+    if verdict == "PASS" and unrelated and not any(
+            labels.effective[key] == "direct_observation" and key not in unrelated for key in labels.critical):
+        verdict, rows = "LOW_CONFID", [MatrixRow(code="off_topic", text=(
+            "§17 LOW_CONFID (issue 18): no directly observed critical claim is about the question; "
+            + "; ".join(f"{key}: {why}" for key, why in sorted(unrelated.items()))))]
+    reasons[:0] = [row.text for row in rows]
+    score = 0.0 if verdict == "REJECT" or not scored else (
+        sum(SCORE_OF[labels.effective[k]] for k in scored) / len(scored))
+    if model is not None and model != verdict:
+        reasons.append(f"the Verifier proposed {model}; the code decided {verdict}")
+    return VerdictDecision(
+        verdict=verdict, model_verdict=model, groundedness_score=round(min(1.0, max(0.0, score)), 4),
+        facts_checked=labels.facts, critical_fact_count=len(labels.critical), reasons=reasons,
+        effective_checks=labels.effective, ignored_checks=ignored, claim_checks=chosen,
+        excluded_claims=[k for k, _ in claims if k in excluded], failed_claims=[k for k, _ in claims if k in failed],
+        critical_claims=labels.critical, parse_status="valid", gate_status=gate.status,
+        summary=SUMMARY_OF[rows[0].code], rows=rows, label_sources={key: sources.get(key, "none") for key, _ in claims},
+        capped=labels.capped, off_topic=unrelated,
+    )
+
+
+def _parse_failure(status: str, model: Verdict | None, gate: GatekeeperResult) -> VerdictDecision:
+    """§15.4: an output that is missing or malformed has no claims to judge: LOW_CONFID, score 0."""
+    what = f"parse status is '{status}'" if status != "valid" else "is not a JSON object"
+    reason = f"§15.4 LOW_CONFID: executor output {what}: score 0, no claims to judge"
+    return VerdictDecision(verdict="LOW_CONFID", model_verdict=model, groundedness_score=0.0, reasons=[reason],
+                           summary=SUMMARY_OF["parse_failed"], rows=[MatrixRow(code="parse_failed", text=reason)],
+                           parse_status=cast(ParseStatusValue, status if status != "valid" else "malformed"),
+                           gate_status=gate.status)
+
+
+def _targeted(normalized: Mapping[str, Any], gate: GatekeeperResult, impacts: Mapping[str, str],
+              failed_claims: Iterable[str] | None, excluded_claims: Iterable[str] | None) -> tuple[set[str], set[str]]:
+    """Claims a fail-level Gatekeeper error targets, and those of them a ``reject_on_fail`` rule excludes."""
     failed = set(failed_claims) if failed_claims is not None else set(
         claim_ids_of_targets(normalized, gate.errors, lambda e: e.level == "fail"))
     excluded = set(excluded_claims) if excluded_claims is not None else set(claim_ids_of_targets(
         normalized, gate.errors, lambda e: e.level == "fail" and impacts.get(e.rule_id) == "reject_on_fail"))
+    return failed, excluded
 
-    claims = [(claim_key(claim, index), claim) for index, claim in iter_claims(normalized)]
-    known = {key for key, _ in claims}
+
+def _chosen_checks(
+    known: set[str], claim_checks: Iterable[Any] | None, code_checks: Mapping[str, ClaimCheck] | None,
+    reasons: list[str],
+) -> tuple[dict[str, ClaimCheck], list[ClaimCheck], dict[str, LabelSource]]:
+    """One check per known claim: the model's (the less favourable of two), replaced by code's where code decided."""
     chosen: dict[str, ClaimCheck] = {}
     ignored: list[ClaimCheck] = []
     for check in _checks(claim_checks, reasons):
@@ -176,12 +216,25 @@ def decide_verdict(
         if key in known:
             chosen[key] = check
             sources[key] = "code"
-    ceilings = ceilings_of(normalized, knowledge_tools)
-    capped: dict[str, str] = {}
+    return chosen, ignored, sources
 
-    effective: dict[str, ClaimVerification] = {}
-    critical_keys: list[str] = []
-    facts: list[FactChecked] = []
+
+@dataclass
+class _Labels:
+    """Each claim's label after caps and Gatekeeper failures, with what the decision reports of them."""
+
+    effective: dict[str, ClaimVerification] = field(default_factory=dict)
+    critical: list[str] = field(default_factory=list)
+    facts: list[FactChecked] = field(default_factory=list)
+    capped: dict[str, str] = field(default_factory=dict)
+
+
+def _effective_labels(
+    claims: Sequence[tuple[str, Mapping[str, Any]]], chosen: Mapping[str, ClaimCheck], sources: Mapping[str, str],
+    ceilings: Mapping[str, Any], targeted: set[str], reasons: list[str],
+) -> _Labels:
+    """No check is unsupported; a ceiling caps a label; a fail-level Gatekeeper error makes it unsupported (§15.3)."""
+    labels = _Labels()
     for key, claim in claims:
         chosen_check = chosen.get(key)
         verification: ClaimVerification = chosen_check.verification if chosen_check else "unsupported"
@@ -190,54 +243,39 @@ def decide_verdict(
         capped_to = cap(verification, ceilings.get(key))
         if capped_to != verification:
             why = ceilings[key].why
-            capped[key] = why
+            labels.capped[key] = why
             reasons.append(f"claim {key}: {sources.get(key, 'model')} said {verification}; {why}: "
                            f"counted as {capped_to} at most")
             verification = capped_to
-        if (key in failed or key in excluded) and verification in ("direct_observation", "reasonable_inference",
-                                                                      "overstated"):
+        if key in targeted and verification in ("direct_observation", "reasonable_inference", "overstated"):
             reasons.append(f"claim {key}: verifier said {verification}, a fail-level Gatekeeper error targets it: "
                            "counted as unsupported (§15.3)")
             verification = "unsupported"
-        effective[key] = verification
+        labels.effective[key] = verification
         critical = is_critical(claim)
         if critical:
-            critical_keys.append(key)
-        facts.append(FactChecked(
+            labels.critical.append(key)
+        labels.facts.append(FactChecked(
             fact=f"{key}: {text_of(claim, 'claim_text')}", verification=FACT_VERIFICATION_OF[verification],
             is_critical=critical, evidence_refs=list(chosen_check.evidence_refs) if chosen_check else [],
         ))
+    return labels
 
-    verdict, rows = matrix_rows(claims, effective, critical_keys, gate, impacts)
-    added = set(observations) & known
+
+def _matrix(
+    claims: Sequence[tuple[str, Mapping[str, Any]]], labels: _Labels, gate: GatekeeperResult,
+    impacts: Mapping[str, str], added: set[str], reasons: list[str],
+) -> tuple[Verdict, list[MatrixRow], list[str]]:
+    """The §17 rows over every claim, and the claims the score averages; claims code added (observations) never
+    make the verdict or the score more favourable than the Executor's own claims alone."""
+    verdict, rows = matrix_rows(claims, labels.effective, labels.critical, gate, impacts)
     own_claims = [(key, claim) for key, claim in claims if key not in added]
-    own_critical = [key for key in critical_keys if key not in added]
+    own_critical = [key for key in labels.critical if key not in added]
     if added and own_claims:
-        own_verdict, own_rows = matrix_rows(own_claims, effective, own_critical, gate, impacts)
+        own_verdict, own_rows = matrix_rows(own_claims, labels.effective, own_critical, gate, impacts)
         if VERDICTS.index(own_verdict) > VERDICTS.index(verdict):
             reasons.append(f"claims added by code ({', '.join(sorted(added))}) do not lift the verdict: "
                            f"{own_verdict} without them")
             verdict, rows = own_verdict, own_rows
-    unrelated = {key: why for key, why in (off_topic or {}).items() if key in known}
-    reasons += [f"claim {key} is not about the question ({why}): never shown as confirmed"
-                for key, why in sorted(unrelated.items())]
-    if verdict == "PASS" and unrelated and not any(
-            effective[key] == "direct_observation" and key not in unrelated for key in critical_keys):
-        verdict, rows = "LOW_CONFID", [MatrixRow(code="off_topic", text=(
-            "§17 LOW_CONFID (issue 18): no directly observed critical claim is about the question; "
-            + "; ".join(f"{key}: {why}" for key, why in sorted(unrelated.items()))))]
-    reasons[:0] = [row.text for row in rows]
-    # The score, too, is the Executor's own claims': an added observation never raises it.
-    scored = (own_critical or [key for key, _ in own_claims]) if added and own_claims else (
-        critical_keys or [key for key, _ in claims])
-    score = 0.0 if verdict == "REJECT" or not scored else sum(SCORE_OF[effective[k]] for k in scored) / len(scored)
-    if model is not None and model != verdict:
-        reasons.append(f"the Verifier proposed {model}; the code decided {verdict}")
-    return VerdictDecision(
-        verdict=verdict, model_verdict=model, groundedness_score=round(min(1.0, max(0.0, score)), 4),
-        facts_checked=facts, critical_fact_count=len(critical_keys), reasons=reasons, effective_checks=effective,
-        ignored_checks=ignored, claim_checks=chosen, excluded_claims=[k for k, _ in claims if k in excluded],
-        failed_claims=[k for k, _ in claims if k in failed], critical_claims=critical_keys, parse_status="valid",
-        gate_status=gate.status, summary=SUMMARY_OF[rows[0].code], rows=rows,
-        label_sources={key: sources.get(key, "none") for key, _ in claims}, capped=capped, off_topic=unrelated,
-    )
+        return verdict, rows, own_critical or [key for key, _ in own_claims]
+    return verdict, rows, labels.critical or [key for key, _ in claims]
