@@ -116,6 +116,15 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
         if not hmac.compare_digest(given.encode(), options.token.encode()):
             raise _Refused(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
 
+    _error_handlers(app)
+    _api_routes(app, pool, authorize)
+    mount_sessions_api(app, lambda: pool.store, authorize, _Refused)
+    mount_pages(app, pool, authorize, _Refused)  # the Trace Workbench (evigate/serve/pages.py)
+    return app
+
+
+def _error_handlers(app: FastAPI) -> None:
+    """Every error the API returns is JSON ``{"error": …}``: its own refusals, Starlette's, validation, bugs."""
     @app.exception_handler(_Refused)
     async def _refused(_: Request, exc: _Refused) -> JSONResponse:
         return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
@@ -137,6 +146,9 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
         return JSONResponse({"error": f"invalid request: {problems}"}, status_code=422)
 
+
+def _api_routes(app: FastAPI, pool: DiagnosisPool, authorize: Callable[..., None]) -> None:
+    """/healthz, POST /v1/diagnoses (JSON or SSE) and GET /v1/sessions/{id}."""
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
         """Liveness and load; no authentication, no data."""
@@ -174,10 +186,6 @@ def create_app(pool: DiagnosisPool, options: ServeOptions | None = None) -> Fast
             return await asyncio.to_thread(session_record, pool.store, session_id)
         except SessionNotFoundError:
             raise _Refused(404, f"no session {session_id}") from None
-
-    mount_sessions_api(app, lambda: pool.store, authorize, _Refused)
-    mount_pages(app, pool, authorize, _Refused)  # the Trace Workbench (evigate/serve/pages.py)
-    return app
 
 
 _RETRY = {"Retry-After": str(RETRY_AFTER_S)}

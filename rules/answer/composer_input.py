@@ -142,6 +142,18 @@ def assemble_composer_input(
         actions.append(ComposerAction(action_text=text_of_locale["action_review"],
                                       reason=text_of_locale["action_review_reason"]))
 
+    composer_input = ComposerInput(
+        original_query=query or "", verdict=verdict, allowed_claims=allowed,
+        allowed_hypotheses=[] if verdict == "REJECT" else hypotheses, missing_info=gaps,
+        recommended_actions=actions, rationale=_code_rationale(verifier_output, decision, locale),
+    )
+    return ComposerMaterial(composer_input, dropped)
+
+
+def _code_rationale(verifier_output: VerifierOutput | Mapping[str, Any] | None, decision: VerdictDecision,
+                    locale: str) -> str:
+    """The Verifier's rationale, prefixed by the code's reason when the code's verdict differs from the model's."""
+    text_of_locale, verdict = words(locale), decision.verdict
     rationale, model_verdict = _rationale(verifier_output)
     model_verdict = decision.model_verdict or model_verdict
     if model_verdict in VERDICT_KEYS and model_verdict != verdict:
@@ -151,12 +163,7 @@ def assemble_composer_input(
         differs = text_of_locale["verdict_differs"].format(
             code=text_of_locale[f"verdict_{verdict}"], reason=reason, model=text_of_locale[f"verdict_{model_verdict}"])
         rationale = f"{differs}{' ' if locale == 'en' and rationale else ''}{rationale}".strip()
-    composer_input = ComposerInput(
-        original_query=query or "", verdict=verdict, allowed_claims=allowed,
-        allowed_hypotheses=[] if verdict == "REJECT" else hypotheses, missing_info=gaps,
-        recommended_actions=actions, rationale=rationale,
-    )
-    return ComposerMaterial(composer_input, dropped)
+    return rationale
 
 
 def _from_claims(
