@@ -21,7 +21,7 @@ from evigate.demo.catalog import WORLD_NOW
 from evigate.demo.entities import DEMO_EXTRACTOR, DEMO_VOCABULARY
 from evigate.domain.model import Domain
 from evigate.domain.skills import load_skills as load_skill_dir
-from evigate.domain.vocabulary import EntityExtractor
+from evigate.rules.text.question import EntityExtractor
 from evigate.tools.base import ToolRegistry
 from evigate.tools.clock import GetCurrentDatetime
 from evigate.tools.source import CursorProvider, DataSource

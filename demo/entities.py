@@ -1,6 +1,6 @@
 """The demo world's entity vocabulary: its services, error codes, identifiers and metric hints.
 
-`extract_query_entities` is the generic extractor (evigate.domain.vocabulary) driven by this vocabulary, with
+`extract_query_entities` is the generic extractor (evigate.rules.text.question) driven by this vocabulary, with
 bare clock times falling on the world day.
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from evigate.demo.catalog import ERROR_CODES, SERVICE_ALIASES, SERVICES, WORLD_DAY
-from evigate.domain.vocabulary import EntityExtractor, IdPattern, IdRegex, Vocabulary
+from evigate.rules.text.question import EntityExtractor
+from evigate.rules.text.vocabulary import IdPattern, IdRegex, Vocabulary
 
 _ASCII_WORD = r"A-Za-z0-9_"
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from evigate.domain.loader import BUILTIN_DOMAINS, DEFAULT_DOMAIN, DOMAIN_FILE, load_domain, load_domain_dir
 from evigate.domain.model import Domain
 from evigate.domain.skills import Skill, SkillStep, fill_placeholders, load_skills, template_values
-from evigate.domain.vocabulary import EntityExtractor, IdPattern, IdRegex, Vocabulary
+from evigate.rules.text.question import EntityExtractor
+from evigate.rules.text.vocabulary import IdPattern, IdRegex, Vocabulary
 
 __all__ = [
     "BUILTIN_DOMAINS", "DEFAULT_DOMAIN", "DOMAIN_FILE", "Domain", "EntityExtractor", "IdPattern", "IdRegex", "Skill",

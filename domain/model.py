@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, 
 
 from evigate.domain.skills import KNOWN_PLACEHOLDERS as _GENERIC_PLACEHOLDERS
 from evigate.domain.skills import Skill
-from evigate.domain.vocabulary import EntityExtractor, Vocabulary
-from evigate.rules.text.vocabulary import EntityVocabulary
+from evigate.rules.text.question import EntityExtractor
+from evigate.rules.text.vocabulary import EntityVocabulary, Vocabulary
 from evigate.tools.base import ToolRegistry
 from evigate.tools.clock import GetCurrentDatetime
 from evigate.tools.connectors import (
@@ -120,22 +120,16 @@ class Domain(BaseModel):
 
     @cached_property
     def extractor(self) -> EntityExtractor:
-        return self.vocabulary.extractor(self.now.date() if self.now else None)
+        return EntityExtractor(self.vocabulary, self.now.date() if self.now else None)
 
     def extract_entities(self, query: str) -> dict[str, Any]:
         """The entities a question names, by this domain's vocabulary (see `EntityExtractor`)."""
         return self.extractor.extract(query)
 
     def entity_vocabulary(self) -> EntityVocabulary:
-        """The names the Gatekeeper's entity rules must recognise beyond entity shapes: services, error codes, metric
-        names and other names as identifiers, and the vocabulary's id patterns."""
-        vocabulary = self.vocabulary
-        return EntityVocabulary(
-            services=frozenset(vocabulary.services),
-            error_codes=frozenset(vocabulary.error_codes),
-            identifiers=frozenset([*vocabulary.metrics, *vocabulary.names]),
-            id_patterns=tuple(vocabulary.id_patterns),
-        )
+        """The names the Gatekeeper's entity rules must recognise beyond entity shapes (see
+        `Vocabulary.entity_vocabulary`)."""
+        return self.vocabulary.entity_vocabulary()
 
     def knowledge_dirs(self) -> list[Path]:
         base = self.base_dir or Path.cwd()

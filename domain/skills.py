@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from evigate.domain.vocabulary import singular
 from evigate.errors import ConfigError
 from evigate.files import read_yaml_bounded
+from evigate.rules.text.vocabulary import singular
 from evigate.signatures import PlanStep
 
 PLACEHOLDER = re.compile(r"\{([a-z_]+)(?:\|([^{}]*))?\}")

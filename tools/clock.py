@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from evigate.rules.text.times import format_second
 from evigate.tools.base import Tool, ToolArgs, ToolOutput
 from evigate.tools.source import DataSource
-from evigate.tools.timeparse import format_second
 
 
 class GetCurrentDatetimeArgs(ToolArgs):

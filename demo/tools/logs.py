@@ -10,10 +10,10 @@ from pydantic import Field, field_validator
 
 from evigate.demo.catalog import SERVICE_ALIASES
 from evigate.demo.tools.windows import WindowArgs
+from evigate.rules.text.times import format_second
 from evigate.tools.base import Tool, ToolOutput
 from evigate.tools.formatting import one_line
 from evigate.tools.source import DataSource
-from evigate.tools.timeparse import format_second
 
 LEVELS = ("DEBUG", "INFO", "WARN", "ERROR")
 LEVEL_ALIASES = {"WARNING": "WARN", "ERR": "ERROR", "FATAL": "ERROR", "CRITICAL": "ERROR", "TRACE": "DEBUG"}

@@ -14,10 +14,10 @@ from pydantic import Field, field_validator
 from evigate.demo.catalog import METRIC_UNITS
 from evigate.demo.tools.logs import normalize_service
 from evigate.demo.tools.windows import WindowArgs
+from evigate.rules.text.times import format_minute
 from evigate.tools.base import Tool, ToolOutput
 from evigate.tools.formatting import number, with_unit
 from evigate.tools.source import DataSource
-from evigate.tools.timeparse import format_minute
 
 MAX_POINT_LINES = 48
 METRIC_ALIASES = {

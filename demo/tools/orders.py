@@ -8,10 +8,10 @@ import duckdb
 from pydantic import Field, field_validator
 
 from evigate.demo.tools.logs import parse_order_id
+from evigate.rules.text.times import format_second
 from evigate.tools.base import Tool, ToolArgs, ToolOutput
 from evigate.tools.formatting import one_line
 from evigate.tools.source import DataSource
-from evigate.tools.timeparse import format_second
 
 ORDER_COLUMNS = ("order_id", "status", "error_code", "created_at", "updated_at", "paid_at", "amount", "currency",
                  "payment_channel", "sku_id", "quantity", "user_id", "coupon_code", "trace_id", "remark")

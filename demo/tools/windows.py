@@ -7,9 +7,9 @@ from datetime import datetime, time, timedelta
 from pydantic import Field, field_validator, model_validator
 
 from evigate.errors import ToolError
+from evigate.rules.text.times import Moment, anchor, parse_window
 from evigate.tools.base import ToolArgs
 from evigate.tools.source import DataSource
-from evigate.tools.timeparse import Moment, anchor, parse_window
 
 
 class WindowArgs(ToolArgs):

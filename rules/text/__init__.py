@@ -1,2 +1,3 @@
-"""Text and entities: normalisation and similarity (``normalize``), entity extraction (``entities``) and the zh/en
-phrase lists (``phrases``) that the rules, the composer input and the guard share."""
+"""Text and entities: normalisation and similarity (``normalize``), entity extraction (``entities`` for claims and
+answers, ``question`` for the entities a question names), the one vocabulary model (``vocabulary``), the one time
+parser (``times``) and the zh/en phrase lists (``phrases``) that the rules, the composer input and the guard share."""

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evigate.domain.times import named_times, time_window
+from evigate.rules.text.times import named_times, time_window
 
 DAY = date(2026, 11, 28)
 

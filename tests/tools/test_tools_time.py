@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evigate.demo import demo_toolbox
+from evigate.rules.text.times import parse_moment, parse_window
 from evigate.tools import DataSource, Toolbox
-from evigate.tools.timeparse import parse_moment, parse_window
 
 
 @pytest.mark.parametrize(

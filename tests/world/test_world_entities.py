@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evigate.demo import SERVICES, extract_query_entities
-from evigate.tools.timeparse import parse_window
+from evigate.rules.text.times import parse_window
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from pydantic import Field, field_validator, model_validator
 
 from evigate.errors import ConfigError, ToolError
 from evigate.files import regular_file_problem
+from evigate.rules.text.times import UTC_TIME_HELP, iso, parse_time
 from evigate.tools.base import Tool, ToolArgs, ToolOutput
 from evigate.tools.connectors.base import (
     ConnectorTool,
@@ -33,7 +34,6 @@ from evigate.tools.connectors.base import (
     refuse_params,
 )
 from evigate.tools.connectors.duckrun import allowed_roots, run_duckdb, sandboxed_connection
-from evigate.tools.connectors.timeutil import TIME_HELP, iso, parse_time
 from evigate.tools.formatting import one_line
 
 FIELDS = ("timestamp", "service", "level", "message", "trace_id", "business_id")
@@ -83,7 +83,7 @@ class LogFilesToolSpec(ToolConfig):
 
 
 class LogQueryArgs(ToolArgs):
-    start: str | None = Field(default=None, max_length=64, description=f"window start; {TIME_HELP}")
+    start: str | None = Field(default=None, max_length=64, description=f"window start; {UTC_TIME_HELP}")
     end: str | None = Field(default=None, max_length=64, description="window end (same formats)")
     service: str | None = Field(default=None, max_length=128, description="service name, exact")
     level: str | None = Field(default=None, max_length=16, description="log level, e.g. ERROR (case-insensitive)")

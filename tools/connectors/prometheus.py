@@ -21,6 +21,7 @@ from pydantic import Field, create_model, field_validator, model_validator
 
 from evigate.errors import ConfigError, ToolError
 from evigate.redaction import redact_secrets, redact_url
+from evigate.rules.text.times import UTC_TIME_HELP, format_duration, iso, parse_duration, parse_time
 from evigate.tools.base import Tool, ToolArgs, ToolOutput
 from evigate.tools.connectors.base import (
     ConnectorTool,
@@ -29,13 +30,6 @@ from evigate.tools.connectors.base import (
     ToolConfig,
     env_name,
     secret_from_env,
-)
-from evigate.tools.connectors.timeutil import (
-    TIME_HELP,
-    format_duration,
-    iso,
-    parse_duration,
-    parse_time,
 )
 from evigate.tools.formatting import one_line
 
@@ -218,13 +212,13 @@ class PrometheusTool(ConnectorTool):
     def __init__(self, config: PrometheusToolSpec, client: PrometheusClient, max_series: int) -> None:
         fields = {name: spec.field() for name, spec in config.params.items()}
         if config.mode == "range":
-            start_help = f"range start (default: end - {config.window}); {TIME_HELP}"
+            start_help = f"range start (default: end - {config.window}); {UTC_TIME_HELP}"
             fields["start"] = (str | None, Field(default=None, max_length=64, description=start_help))
             fields["end"] = (str | None, Field(default=None, max_length=64, description="range end (default: now)"))
             fields["step"] = (str | None, Field(default=None, max_length=16, description="resolution, e.g. 1m"))
         else:
             fields["time"] = (str | None, Field(default=None, max_length=64,
-                                                description=f"evaluation time (default: now); {TIME_HELP}"))
+                                                description=f"evaluation time (default: now); {UTC_TIME_HELP}"))
         model = create_model("".join(p.title() for p in config.name.split("_")) + "Args", __base__=ToolArgs, **fields)
         super().__init__(config, model)
         self.spec_ = config

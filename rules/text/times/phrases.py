@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from evigate.rules.text.times.stamps import format_minute
+
 WINDOW_PADDING = timedelta(minutes=15)
 """How far a window reaches either side of a single exact time."""
 VAGUE_HOUR = timedelta(minutes=30)
@@ -198,9 +200,9 @@ def time_window(times: list[NamedTime]) -> str | None:
     start, end = min(t.start for t in times), max(t.end for t in times)
     if start == end:
         start, end = start - WINDOW_PADDING, end + WINDOW_PADDING
-    return f"{start:%Y-%m-%d %H:%M}/{end:%Y-%m-%d %H:%M}"
+    return f"{format_minute(start)}/{format_minute(end)}"  # what parse_window reads back
 
 
 def time_label(moment: datetime) -> str:
     """"YYYY-MM-DD HH:MM", with ":SS" when the seconds were named."""
-    return f"{moment:%Y-%m-%d %H:%M}" + (f":{moment:%S}" if moment.second else "")
+    return format_minute(moment) + (f":{moment:%S}" if moment.second else "")
