@@ -10,7 +10,6 @@ guards (``check_composer_output`` and ``check_claim_echo``), on the Verifier fix
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,14 +21,8 @@ from evigate.llm.adapter import adapter_for
 from evigate.optimize import tracking
 from evigate.optimize.data import AgentData, default_eval_limit, load_agent_data, load_saved_module, resolve_lm
 from evigate.optimize.evaluation import EvalResult, evaluate_agent, per_claim_rows
-from evigate.optimize.jobs import log_confusions
+from evigate.optimize.jobs import StartTask, log_confusions, no_progress
 from evigate.optimize.verifier_metric import GateCache, VerifierScore, score_verifier, summarize_verifier
-
-StartTask = Callable[[str, int | None], Callable[[], None]]
-
-
-def _no_progress(_description: str, _total: int | None) -> Callable[[], None]:
-    return lambda: None
 
 
 @dataclass
@@ -51,7 +44,7 @@ def run_eval(agent: str, split: str = "dev", *, model: str | None = None, progra
              sets: tuple[str, ...] = ("demo_world", "holmesgpt"), eval_limit: int | None = None,
              tracking_uri: str | None = None, num_threads: int = 1, lm: Any = None,
              modules: dict[str, dspy.Module] | None = None, llm_threads: int | None = None,
-             progress: StartTask = _no_progress, data_path: str | Path | None = None) -> EvalJobResult:
+             progress: StartTask = no_progress, data_path: str | Path | None = None) -> EvalJobResult:
     """Evaluate ``agent`` (verifier, composer or program) on ``split`` and log one MLflow run; ``data_path``: a
     team's own fixtures instead of the shipped sets."""
     import mlflow

@@ -36,7 +36,8 @@ StartTask = Callable[[str, int | None], Callable[[], None]]
 """Progress hook: ``start(description, total)`` returns a function to call once per finished unit."""
 
 
-def _no_progress(_description: str, _total: int | None) -> Callable[[], None]:
+def no_progress(_description: str, _total: int | None) -> Callable[[], None]:
+    """The progress hook of a caller that shows none (``evigate optimize`` and ``evigate eval`` alike)."""
     return lambda: None
 
 
@@ -90,7 +91,7 @@ def optimizer_settings(config: OptimizeConfig) -> OptimizerSettings:
 
 def run_optimize(config: OptimizeConfig, *, student: dspy.Module | None = None, lm: Any = None,
                  reflection_lm: Any = None, data: AgentData | None = None,
-                 progress: StartTask = _no_progress) -> OptimizeResult:
+                 progress: StartTask = no_progress) -> OptimizeResult:
     """Evaluate the baseline, compile, evaluate the result, save it and log everything to MLflow.
 
     ``student``, ``lm``, ``reflection_lm`` and ``data`` may be injected (tests, notebooks); by default they are the

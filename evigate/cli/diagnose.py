@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -165,28 +166,33 @@ def _print_record(record: dict[str, Any]) -> None:
     _section("executor structured output", evaluation.get("executor_structured_output"))
     for earlier in evaluation.get("history") or []:
         _section(f"round {earlier.get('round')} (earlier)", earlier)
-    table = Table("id", "round", "tool", "ok", "input", "output preview", title="tool invocations")
-    for inv in record["tool_invocations"]:
-        table.add_row(
-            plain(inv.get("id")),
-            plain(inv.get("round")),
-            plain(inv.get("tool_name")),
-            "✓" if inv.get("success") else "✗",
-            plain(json.dumps(inv.get("input"), ensure_ascii=False), 60),
-            plain(inv.get("output_preview") or inv.get("error") or "", 90),
-        )
+    _print_table("tool invocations", ("id", "round", "tool", "ok", "input", "output preview"),
+                 record["tool_invocations"], lambda inv: (
+                     plain(inv.get("id")),
+                     plain(inv.get("round")),
+                     plain(inv.get("tool_name")),
+                     "✓" if inv.get("success") else "✗",
+                     plain(json.dumps(inv.get("input"), ensure_ascii=False), 60),
+                     plain(inv.get("output_preview") or inv.get("error") or "", 90),
+                 ))
+    _print_table("agent steps", ("round", "agent", "status", "tokens in/out", "ms", "thought"),
+                 record["agent_steps"], lambda step: (
+                     plain(step.get("round")),
+                     plain(step.get("agent")),
+                     plain(step.get("status")),
+                     plain(f"{step.get('prompt_tokens')}/{step.get('completion_tokens')}"),
+                     f"{float(step.get('latency_ms') or 0):.0f}",
+                     plain(step.get("thought"), 80),
+                 ))
+
+
+def _print_table(title: str, columns: tuple[str, ...], rows: Iterable[dict[str, Any]],
+                 cells: Callable[[dict[str, Any]], tuple[str | Text, ...]]) -> None:
+    """One table of a record's rows (tool invocations, agent steps), a row's cells as ``cells`` renders them."""
+    table = Table(*columns, title=title)
+    for row in rows:
+        table.add_row(*cells(row))
     console.print(table)
-    steps_table = Table("round", "agent", "status", "tokens in/out", "ms", "thought", title="agent steps")
-    for step in record["agent_steps"]:
-        steps_table.add_row(
-            plain(step.get("round")),
-            plain(step.get("agent")),
-            plain(step.get("status")),
-            plain(f"{step.get('prompt_tokens')}/{step.get('completion_tokens')}"),
-            f"{float(step.get('latency_ms') or 0):.0f}",
-            plain(step.get("thought"), 80),
-        )
-    console.print(steps_table)
 
 
 def _print_contributions(contributions: Any) -> None:

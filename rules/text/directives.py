@@ -120,6 +120,13 @@ def prepare(text: str) -> str:
 
 def find_directives(text: str) -> list[Directive]:
     """Every kind of instruction ``text`` gives its reader (at most one finding per kind, the first found)."""
+    return list(_directives(text))
+
+
+@lru_cache(maxsize=512)
+def _directives(text: str) -> tuple[Directive, ...]:
+    """find_directives, kept per text: the same output lines and claim sentences are read by several rules, round
+    after round, and one long line (a metric JSON) costs milliseconds."""
     folded = prepare(text)
     found: dict[DirectiveKind, Directive] = {}
     for piece in _SENTENCE.findall(folded):
@@ -132,7 +139,7 @@ def find_directives(text: str) -> list[Directive]:
                 found[kind] = Directive(kind, hit.group(0).strip()[:120] or piece[:120])
         if len(found) == 3:
             break
-    return list(found.values())
+    return tuple(found.values())
 
 
 def instructs_reader(text: str) -> bool:

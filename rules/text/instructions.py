@@ -100,8 +100,9 @@ def copied_from(sentence: str, outputs: Iterable[str], min_chars: int) -> bool:
 
 
 @lru_cache(maxsize=512)
-def _packed_lines(text: str) -> str:
-    """``text`` folded and compacted with its line breaks kept (cached: the same outputs are read in every round)."""
+def packed_lines(text: str) -> str:
+    """``text`` folded and compacted with its line breaks kept (cached: the same outputs are read in every round).
+    Without its line breaks it is ``compact(fold(text))``: one pass serves both."""
     return _SEPARATORS_BUT_NEWLINE.sub("", fold(text))
 
 
@@ -123,7 +124,7 @@ class PlantedLines:
         for index, (raw, core) in enumerate(self._outputs):
             if needle not in core:  # the session's compacted outputs, built once for every rule
                 continue
-            packed = _packed_lines(raw)
+            packed = packed_lines(raw)
             line, counted = 0, 0
             start = packed.find(needle)
             while start != -1:

@@ -182,12 +182,51 @@ def _starts(run: str, word: str, size: int) -> set[int]:
     return found
 
 
-def _grounded_terms(terms: Iterable[str], haystack: str) -> set[str]:
-    return {term for term in terms if (term in haystack if not term.isascii() else _has_word(term, haystack))}
+def _grounded_count(terms: Iterable[str], haystack: str, enough: int) -> int:
+    """How many of ``terms`` occur in ``haystack``, counted up to ``enough``: a term missing from a whole session
+    costs a scan of all of it, so counting stops once the answer is known."""
+    count = 0
+    for term in sorted(terms):  # a fixed order: the same work, run after run
+        if _occurs(term, haystack):
+            count += 1
+            if count >= enough:
+                break
+    return count
+
+
+@lru_cache(maxsize=4096)
+def _occurs(term: str, haystack: str) -> bool:
+    """Whether a content term occurs in a session's folded text (kept: the next round asks the same)."""
+    return term in haystack if not term.isascii() else _has_word(term, haystack)
+
+
+@lru_cache(maxsize=4)
+def _folded(haystack: str) -> str:
+    """A session's text folded once: every hypothesis and gap of a round is checked against the same 100s of KB."""
+    return fold(haystack)
+
+
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_SCANNED_OCCURRENCES = 32
+"""Occurrences inside longer words looked at one by one before the word-start index is built (a common fragment)."""
 
 
 def _has_word(word: str, haystack: str) -> bool:
-    """Whether ``word`` starts somewhere ``haystack`` has a word start (not inside a longer word)."""
+    """Whether ``word`` starts somewhere ``haystack`` has a word start (not inside a longer word).
+
+    Most terms are found at their first occurrence, or not at all: a substring find answers those at C speed. The
+    index of word starts (built once per haystack, costly on a whole session) only serves a fragment that occurs
+    inside many longer words first."""
+    at, seen = haystack.find(word), 0
+    while at > 0 and haystack[at - 1] in _WORD_CHARS:
+        seen += 1
+        if seen > _SCANNED_OCCURRENCES:
+            return _indexed_word(word, haystack)
+        at = haystack.find(word, at + 1)
+    return at != -1
+
+
+def _indexed_word(word: str, haystack: str) -> bool:
     if len(word) > _PREFIX_CHARS or not _WORD_START.match(word):
         return re.search(rf"(?<![a-z0-9]){re.escape(word)}", haystack) is not None
     starts = _word_starts(haystack)
@@ -218,7 +257,7 @@ def content_free(text: str, session_text: str, settings: JunkSettings | None = N
         # A service, code or id is a subject: whether the session holds it is action.entity_grounding's business
         # (a next step may name what was not looked at yet: "查询 redis-cluster 的 expired_keys 指标").
         return False
-    return not _grounded_terms(content_terms(text, settings), fold(session_text))
+    return not _grounded_count(content_terms(text, settings), _folded(session_text), 1)
 
 
 def names_evidence(basis: str, returned_text: str, query: str = "", settings: JunkSettings | None = None) -> bool:
@@ -227,9 +266,9 @@ def names_evidence(basis: str, returned_text: str, query: str = "", settings: Ju
     settings = settings or junk_settings()
     if any(entity_occurs(entity, returned_text) for entity in _named_entities(basis)):
         return True
-    asked = content_terms(query, settings)
-    found = _grounded_terms(content_terms(basis, settings) - asked, fold(returned_text))
-    return len(found) >= settings.min_basis_terms
+    terms = content_terms(basis, settings) - content_terms(query, settings)
+    enough = settings.min_basis_terms
+    return len(terms) >= enough and _grounded_count(terms, _folded(returned_text), enough) >= enough
 
 
 def junk_reason(text: str, query: str = "", session_text: str | None = None,

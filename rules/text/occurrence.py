@@ -67,8 +67,11 @@ def _approximately_at(entity: Entity, haystack: str, start: int) -> bool:
 MAX_OCCURRENCES = 400
 
 
-def number_occurs(entity: Entity, haystack: str) -> bool:
-    """Whether a number entity occurs by value in evidence text (units normalised, approximations loose)."""
+def number_occurs(entity: Entity, haystack: str, *, across_units: bool = True) -> bool:
+    """Whether a number entity occurs by value in evidence text (units normalised, approximations loose).
+
+    ``across_units=False`` skips the last resort, every number of the haystack compared by value (see
+    :func:`entity_occurs`)."""
     if entity.raw_value is None:
         return False
     if entity.approximate:
@@ -91,12 +94,19 @@ def number_occurs(entity: Entity, haystack: str) -> bool:
                 if entity.dimension is not None and _matches_at(entity, haystack, start):
                     return True
             start = haystack.find(form, start + 1)
-    if entity.dimension is not None:
+    if entity.dimension is not None and across_units:
         # Converting may leave more decimals than a searchable form keeps (2000.07ms is 2.00007s), or a form with
         # trailing zeros (2000ms as 2.0000s): compare every number of the evidence by value, in the same dimension.
         same_dimension = _numbers_by_dimension(haystack).get(entity.dimension, ())
         return any(_matches(entity, parsed, 1e-9) for parsed in same_dimension)
     return False
+
+
+def compared_across_units(entity: Entity) -> bool:
+    """Whether :func:`number_occurs` may end by comparing every number of the evidence with the entity by value
+    (what ``across_units=False`` leaves out): an exact number with a unit, not a ratio."""
+    return (entity.kind == "number" and entity.raw_value is not None and not entity.approximate
+            and "/" not in entity.exact and entity.dimension is not None)
 
 
 @lru_cache(maxsize=256)
@@ -134,14 +144,16 @@ def _ratio_occurs(ratio: str, haystack: str) -> bool:
     return _found_where(ratio, haystack, lambda start, end: standalone_at(haystack, start, end))
 
 
-def entity_occurs(entity: Entity, haystack: str) -> bool:
+def entity_occurs(entity: Entity, haystack: str, *, across_units: bool = True) -> bool:
     """Whether an entity occurs in evidence text: numbers by value with units normalised, others verbatim.
 
     Names compare as written, lower-cased or upper-cased (``Payment-Service`` finds ``payment-service``) without
     case-folding the evidence, which would cost more than the rest of a validation on a 1 MB session.
+    ``across_units=False`` leaves out the costly last resort for a number with a unit (parsing every number of the
+    haystack): a caller searching many texts tries the plain finds in all of them first.
     """
     if entity.kind == "number":
-        return number_occurs(entity, haystack)
+        return number_occurs(entity, haystack, across_units=across_units)
     needle = normalize(entity.text)
     if entity.kind == "time":
         # "2024-05-01 10:05" also matches "2024-05-01T10:05:12"; "05-01" (from 5月1日) also matches "5-1".
