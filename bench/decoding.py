@@ -27,13 +27,12 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
-from evigate.llm.constraints import Constraints, constrain, current_constraints
 from evigate.llm.engine import LlamaCppEngine
 from evigate.llm.prefix_reuse import prime, remember
 from evigate.llm.requests import chat_messages, response_format_of
@@ -47,9 +46,8 @@ MODES = ("structured", "grammar", "llguidance")
 
 @dataclass
 class Captured:
-    engine: LlamaCppEngine
+    engine: LlamaCppEngine  # the engine of that call: bound to its constraints, if it had any
     request: Any
-    constraints: Constraints
 
     @property
     def agent(self) -> str:
@@ -100,11 +98,11 @@ def main() -> None:
 
 @contextmanager
 def _capture(calls: list[Captured]) -> Iterator[None]:
-    """Record every request the local engines serve, with the constraints in force for it."""
+    """Record every request the local engines serve, with the engine (and so the constraints) that served it."""
     original = LlamaCppEngine.complete
 
     def recording(self: LlamaCppEngine, request: Any) -> Any:
-        calls.append(Captured(self, request, current_constraints()))
+        calls.append(Captured(self, request))
         return original(self, request)
 
     LlamaCppEngine.complete = recording  # type: ignore[method-assign]
@@ -116,24 +114,19 @@ def _capture(calls: list[Captured]) -> Iterator[None]:
 
 def _decode(call: Captured, mode: str) -> tuple[float, int, bool]:
     engine, request = call.engine, call.request
-    variants = {title: [dict(enums) for enums in choices] for title, choices in call.constraints.object_variants}
-    with constrain(field_enums=dict(call.constraints.field_enums), object_variants=variants) as constraints:
-        bounds = replace(
-            engine.bounds, field_enums=constraints.field_enums, object_variants=constraints.object_variants
-        )
-        schema = bound_json_schema(response_format_of(request).schema, bounds)
-        budget = request.config.max_tokens or engine.default_max_tokens
-        started = time.perf_counter()
-        if mode == "llguidance":
-            text, tokens = _decode_llguidance(engine, request, schema, budget)
-        else:
-            engine.structured = mode == "structured"
-            try:
-                response = engine.complete(request)
-            finally:
-                engine.structured = True
-            text, tokens = response.message.text or "", response.usage.output_tokens
-        seconds = time.perf_counter() - started
+    schema = bound_json_schema(response_format_of(request).schema, engine.decoding_bounds())
+    budget = request.config.max_tokens or engine.default_max_tokens
+    started = time.perf_counter()
+    if mode == "llguidance":
+        text, tokens = _decode_llguidance(engine, request, schema, budget)
+    else:
+        engine.structured = mode == "structured"
+        try:
+            response = engine.complete(request)
+        finally:
+            engine.structured = True
+        text, tokens = response.message.text or "", response.usage.output_tokens
+    seconds = time.perf_counter() - started
     return seconds, tokens, _valid(text, schema)
 
 

@@ -3,14 +3,21 @@
 Some limits are facts of one session, not of a contract: an Executor may cite only the invocations this session
 recorded, each under the tool that answered it. Putting them in the signature would change DSPy's system prompt
 (it prints the output schema) on every session and defeat prompt-state reuse; a model that decodes under a grammar
-can take them instead. Engines that build grammars (the local llama.cpp engine) read them; other engines ignore
+can take them instead. Engines that build grammars (the local llama.cpp engine) read them; other engines never see
 them, and the Gatekeeper checks every citation either way.
 
-    with constrain(object_variants={"EvidenceBinding": [
+They go in as an argument: `evigate.llm.lm.constrained_lm` returns the LM of one call, bound to its constraints,
+and the caller hands it to the predictor (``predictor(..., lm=constrained_lm(lm, constraints))``).
+
+    constraints = Constraints.create(object_variants={"EvidenceBinding": [
         {"tool_name": ["query_order"], "source_invocation_ids[]": [7]},
         {"tool_name": ["query_logs"], "source_invocation_ids[]": [8, 9]},
-    ]}):
-        prediction = predictor(...)
+    ]})
+
+Not through DSPy's per-call ``config`` (dspy 3.4.1): DSPy turns every LM keyword into a field of the canonical
+request, refuses a key lm15 has no verdict for (LMUnsupportedFeatureError), and sends the keys it does carry
+(``metadata``, ``provider``, …) to an OpenAI-compatible server as request fields. The custom engine receives only
+that request.
 
 `field_enums` narrows a field wherever it occurs; `object_variants` turns every object of a `$defs` title into a
 choice between copies, each with its own enums, so values that belong together stay together. Field names follow
@@ -20,10 +27,8 @@ Pure: no I/O, no DSPy.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 Enums = tuple[tuple[str, tuple[Any, ...]], ...]
@@ -40,40 +45,24 @@ class Constraints:
     def __bool__(self) -> bool:
         return bool(self.field_enums or self.object_variants)
 
+    @classmethod
+    def create(
+        cls,
+        field_enums: Mapping[str, Sequence[Any]] | None = None,
+        object_variants: Mapping[str, Sequence[Mapping[str, Sequence[Any]]]] | None = None,
+    ) -> Constraints:
+        """Constraints from plain mappings; empty value lists, and choices left empty by them, constrain nothing."""
+        variants: dict[str, tuple[Enums, ...]] = {}
+        for title, choices in (object_variants or {}).items():
+            kept = tuple(_enums(choice) for choice in choices if _enums(choice))
+            if kept:
+                variants[title] = kept
+        return cls(_enums(field_enums or {}), tuple(sorted(variants.items())))
 
-NO_CONSTRAINTS = Constraints()
+
 # A frozen dataclass of tuples: immutable, so sharing it as the default is safe.
-_current: contextvars.ContextVar[Constraints] = contextvars.ContextVar(
-    "evigate_constraints",
-    default=NO_CONSTRAINTS,
-)
+NO_CONSTRAINTS = Constraints()
 
 
 def _enums(mapping: Mapping[str, Sequence[Any]]) -> Enums:
     return tuple(sorted((name, tuple(values)) for name, values in mapping.items() if values))
-
-
-@contextlib.contextmanager
-def constrain(
-    field_enums: Mapping[str, Sequence[Any]] | None = None,
-    object_variants: Mapping[str, Sequence[Mapping[str, Sequence[Any]]]] | None = None,
-) -> Iterator[Constraints]:
-    """Within the block, decoding obeys these constraints (added to any in force; empty lists constrain nothing)."""
-    outer = _current.get()
-    enums = dict(outer.field_enums)
-    enums.update(_enums(field_enums or {}))
-    variants = dict(outer.object_variants)
-    for title, choices in (object_variants or {}).items():
-        kept = tuple(_enums(choice) for choice in choices if _enums(choice))
-        if kept:
-            variants[title] = kept
-    token = _current.set(Constraints(tuple(sorted(enums.items())), tuple(sorted(variants.items()))))
-    try:
-        yield _current.get()
-    finally:
-        _current.reset(token)
-
-
-def current_constraints() -> Constraints:
-    """The constraints in force for the calling context (empty outside any `constrain` block)."""
-    return _current.get()

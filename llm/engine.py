@@ -10,6 +10,7 @@ bounding it (see schema_bounds) because small models loop inside unbounded strin
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import threading
 import time
@@ -27,7 +28,7 @@ from dspy.lm15 import (
 )
 
 from evigate.llm.chain import complete_with_chain
-from evigate.llm.constraints import current_constraints
+from evigate.llm.constraints import NO_CONSTRAINTS, Constraints
 from evigate.llm.grammar import decoding_plan, grammar_text, usable_grammar
 from evigate.llm.greedy import complete_greedy, is_plain_greedy
 from evigate.llm.json_text import repair_json_text
@@ -117,8 +118,23 @@ class LlamaCppEngine:
         self.structured = structured
         self.chat_format = spec.chat_format if spec else None
         self.merge_system_into_user = spec.merge_system_into_user if spec else False
+        self.constraints: Constraints = NO_CONSTRAINTS
         self._path: Path | None = None
         self._path_lock = threading.Lock()
+
+    def constrained(self, constraints: Constraints) -> LlamaCppEngine:
+        """This engine for one call: the same model and settings, decoding under ``constraints`` (see constraints)."""
+        engine = copy.copy(self)  # shares the resolved model path; the loaded model is shared by the process anyway
+        engine.constraints = constraints
+        return engine
+
+    def decoding_bounds(self) -> SchemaBounds:
+        """The limits a response schema is decoded under: the engine's bounds with this call's constraints."""
+        if not self.constraints:
+            return self.bounds
+        return dataclasses.replace(
+            self.bounds, field_enums=self.constraints.field_enums, object_variants=self.constraints.object_variants
+        )
 
     # -- DSPy engine protocol -------------------------------------------------------------------------
 
@@ -126,11 +142,7 @@ class LlamaCppEngine:
         """Run one generation for `request` and return it with token usage."""
         messages = chat_messages(request, merge_system_into_user=self.merge_system_into_user)
         json_format = response_format_of(request)
-        bounds, constraints = self.bounds, current_constraints()
-        if constraints:
-            bounds = dataclasses.replace(
-                bounds, field_enums=constraints.field_enums, object_variants=constraints.object_variants
-            )
+        bounds = self.decoding_bounds()
         config = request.config
         options: dict[str, Any] = {
             "temperature": 0.0 if config.temperature is None else config.temperature,

@@ -1,4 +1,4 @@
-"""`make_lm`: one function from a model string to a `dspy.LM`, local or remote."""
+"""`make_lm`: one function from a model string to a `dspy.LM`, local or remote; `constrained_lm`: it for one call."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Any
 
 import dspy
 
+from evigate.llm.constraints import Constraints
 from evigate.llm.engine import DEFAULT_MAX_TOKENS, AsyncLlamaCppEngine, LlamaCppEngine
 from evigate.llm.models import DEFAULT_LOCAL_MODEL, LOCAL_PREFIX, is_local_model
 from evigate.llm.schema_bounds import SchemaBounds
@@ -54,3 +55,19 @@ def _local_engine(name: str, kwargs: dict[str, Any]) -> LlamaCppEngine:
     timeout = kwargs.pop("timeout", None)
     engine_options.setdefault("default_max_tokens", kwargs.get("max_tokens") or DEFAULT_MAX_TOKENS)
     return LlamaCppEngine(name, bounds=SchemaBounds.create(**bound_options), timeout=timeout, **engine_options)
+
+
+def constrained_lm(lm: Any, constraints: Constraints) -> Any:
+    """``lm`` for one call that decodes under ``constraints``: hand it to the predictor (``lm=``) of that call.
+
+    Only an LM whose engine builds grammars (the local llama.cpp engine) takes them: it gets a copy bound to them,
+    recording into the same history. Any other LM (a remote model, a test's DummyLM, None) comes back unchanged, so
+    nothing of them reaches an HTTP request. Thread-safe: the LM and engine shared by sessions are never changed.
+    """
+    engine = getattr(lm, "engine", None)
+    if not constraints or not isinstance(engine, LlamaCppEngine):
+        return lm
+    bound = engine.constrained(constraints)
+    copied = lm.copy(engine=bound, async_engine=AsyncLlamaCppEngine(bound))
+    copied.history = lm.history  # one LM to whoever inspects it: the call is in the agent's LM's history
+    return copied

@@ -20,8 +20,8 @@ import dspy
 from dspy.clients import base_lm
 
 from evigate.llm.adapter import adapter_for
-from evigate.modules import progress
 from evigate.modules.call_toolbox import CallToolbox
+from evigate.modules.progress import Progress
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +65,7 @@ def call_agent(
     timeout_s: float,
     *,
     note_late: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
     **inputs: Any,
 ) -> AgentCall:
     """Call ``agent(**inputs)`` with ``lm`` and the JSON adapter in context; never raises (but lets Ctrl-C through).
@@ -72,12 +73,14 @@ def call_agent(
     A call that outlives ``timeout_s`` is reported as an error. Its worker thread cannot be killed and finishes in
     the background: a ``toolbox`` input is lent to this call only (`CallToolbox`), so the late thread can record no
     more tool calls, and its result is discarded and noted — through ``note_late``, else as an agent step of the
-    toolbox's own session and round — never recorded into a later round.
+    toolbox's own session and round — never recorded into a later round. ``progress`` hears of the call's stage and
+    of its tool calls (default: nobody).
     """
     marker = base_lm.GLOBAL_HISTORY[-1] if base_lm.GLOBAL_HISTORY else None
+    progress = progress or Progress()
     progress.stage_started(agent_name)
     started = time.perf_counter()
-    reporter = progress.tool_call_reporter()  # the agent runs on a thread of its own: hand it the observer
+    reporter = progress.tool_call_reporter()  # the agent's tool calls are reported from the agent's own thread
     lent = CallToolbox(inputs["toolbox"], agent_name, reporter) if inputs.get("toolbox") is not None else None
     if lent is not None:
         inputs["toolbox"] = lent

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 
-from evigate.modules import progress
 from evigate.modules.audit import RoundState, SessionRun, write_contributions, write_evaluation
 from evigate.modules.executor import step_key
 from evigate.modules.finish import finish_diagnosis
@@ -28,7 +27,7 @@ def diagnose(runner: RoundRunner, query: str) -> DiagnosisResult:
         raise ValueError("query must be a non-empty string")
     store = runner.store
     run = SessionRun(store.start_session(query, settings=runner.settings.model_dump(mode="json")), query)
-    progress.session_started(run.session_id)
+    runner.progress.session_started(run.session_id)
     try:
         state = _run_rounds(runner, run)
         return finish_diagnosis(runner, run, state)
@@ -42,7 +41,7 @@ def diagnose(runner: RoundRunner, query: str) -> DiagnosisResult:
 def _run_rounds(runner: RoundRunner, run: SessionRun) -> RoundState:
     retry = None
     for round_number in range(1, MAX_ROUNDS + 1):
-        progress.round_started(round_number)
+        runner.progress.round_started(round_number)
         state = runner.run(run.session_id, run.query, round_number, retry)
         state.retry_context = retry
         write_evaluation(runner.store, run, state)

@@ -10,24 +10,19 @@ and the raw text is returned unparsed: parsing and judging it is the Gatekeeper'
 
 from __future__ import annotations
 
-import contextvars
+import copy
 import json
+from collections.abc import Callable
 from typing import Any, Literal
 
 import dspy
 
 from evigate.domain import load_domain
-from evigate.llm.constraints import constrain
+from evigate.llm.constraints import Constraints
+from evigate.llm.lm import constrained_lm
 from evigate.modules.evidence_view import format_evidence, query_entities, step_key
 from evigate.signatures import Plan, RetryContext, ToolInvocation
 from evigate.signatures.agents import WriteEvidence
-
-# The toolbox of the call being run. The Executor module is shared by every session a process runs (threads of one
-# server, a pool of evaluations); a toolbox kept on the module let one session's ReAct steps record into another's.
-# A context variable belongs to the thread (and context) running the call, so each call sees only its own. It stays
-# a context variable (not an argument) because dspy.ReAct calls the tools itself, with the model's arguments only,
-# and its tools are fixed when the module is built (they are part of the state DSPy saves and optimises).
-_CALL_TOOLBOX: contextvars.ContextVar[Any] = contextvars.ContextVar("evigate_executor_toolbox", default=None)
 
 
 def extract_field_json(raw: str, field: str) -> str:
@@ -83,8 +78,10 @@ class Executor(dspy.Module):
         self.max_evidence_chars = max_evidence_chars
         self.write = dspy.Predict(WriteEvidence)
         self.react = None
+        self.tool_names: frozenset[str] = frozenset()
         if mode == "react":
             registry = registry if registry is not None else self.domain.build_registry()
+            self.tool_names = frozenset(registry.names())
             tools = [self._react_tool(registry.get(name)) for name in registry.names()]
             self.react = dspy.ReAct(_ReactEvidence, tools=tools, max_iters=max_iters)
 
@@ -94,15 +91,12 @@ class Executor(dspy.Module):
         if toolbox is None:
             raise ValueError("the executor needs the session's toolbox")
         if self.mode == "react" and self.react is not None:
-            token = _CALL_TOOLBOX.set(toolbox)
             try:
-                prediction = self.react(query=query, plan=plan, retry_context=retry_context)
+                prediction = self._react_for(toolbox)(query=query, plan=plan, retry_context=retry_context)
             except dspy.utils.exceptions.AdapterParseError as exc:
                 # As in plan mode: what the model wrote goes to the Gatekeeper verbatim; it is not an agent failure.
                 return dspy.Prediction(raw_output=extract_field_json(str(exc.lm_response), "executor_output"),
                                        mode="react")
-            finally:
-                _CALL_TOOLBOX.reset(token)
             return dspy.Prediction(raw_output=_dump_output(prediction.executor_output), mode="react")
         self._run_plan(plan, retry_context, toolbox)
         invocations = toolbox.invocations()
@@ -112,9 +106,10 @@ class Executor(dspy.Module):
             focus_terms=[term for terms in query_entities(query, self.domain).values() for term in terms],
         )
         try:
-            # Context, not an argument: DSPy calls the LM with messages only; llm.engine reads the constraints there.
-            with constrain(object_variants={"EvidenceBinding": citable(invocations)}):
-                prediction = self.write(query=query, evidence=evidence, retry_context=retry_context)
+            # The prompt shows every invocation the constraints are made of: a cached answer never meets other ones.
+            constraints = Constraints.create(object_variants={"EvidenceBinding": citable(invocations)})
+            lm = constrained_lm(self.write.lm or dspy.settings.lm, constraints)
+            prediction = self.write(query=query, evidence=evidence, retry_context=retry_context, lm=lm)
         except dspy.utils.exceptions.AdapterParseError as exc:
             # Keep what the model wrote, verbatim: the Gatekeeper, not the adapter, decides what it is worth.
             return dspy.Prediction(raw_output=extract_field_json(str(exc.lm_response), "executor_output"), mode="plan")
@@ -131,18 +126,41 @@ class Executor(dspy.Module):
             done.add(key)
             toolbox.call(step.tool, **step.args)
 
-    def _react_tool(self, tool: Any) -> dspy.Tool:
-        """Expose one registered tool to ReAct; calls go through the session's recorded Toolbox."""
-        name = tool.name
+    def _react_for(self, toolbox: Any) -> Any:
+        """This call's ReAct: the shared module (its prompts and demos) over tools that record into ``toolbox``.
+
+        dspy.ReAct calls its tools itself, with the model's arguments only, and builds them into its prompt when it
+        is made; so the module is shared and only its tools are bound per call, on a shallow copy. Sessions running
+        in other threads (``evigate serve``'s workers) each call their own copy, and never see another's toolbox.
+        """
+        shared: Any = self.react
+        react = copy.copy(shared)
+        react.callbacks = getattr(shared, "callbacks", [])  # (a copy starts without them)
+        tools = getattr(shared, "tools", {})
+        react.tools = {
+            name: tool.model_copy(update={"func": self._recorder(toolbox, name)}) if name in self.tool_names else tool
+            for name, tool in tools.items()
+        }
+        return react
+
+    def _recorder(self, toolbox: Any, name: str) -> Callable[..., str]:
+        """Run tool ``name`` through ``toolbox`` (recorded); the model sees its output under its invocation id."""
 
         def call(**kwargs: Any) -> str:
-            toolbox = _CALL_TOOLBOX.get()
-            if toolbox is None:
-                raise RuntimeError(f"{name} was called outside an Executor call: no session toolbox to record it")
             result = toolbox.call(name, **kwargs)
             status = "" if result.success else " FAILED"
             body = result.output if result.success else (result.error or result.output)
             return f"[invocation {result.invocation_id} {name}{status}]\n{body[: self.max_evidence_chars]}"
+
+        return call
+
+    @staticmethod
+    def _react_tool(tool: Any) -> dspy.Tool:
+        """What ReAct shows the model of one registered tool; each call binds it to its toolbox (`_react_for`)."""
+        name = tool.name
+
+        def unbound(**_: Any) -> str:
+            raise RuntimeError(f"{name} was called outside an Executor call: no session toolbox to record it")
 
         # Argument schemas go to the model without their "type" keys: DSPy would otherwise reject a badly typed
         # call before the Toolbox sees it, and every attempt — bad arguments included — must be recorded.
@@ -151,7 +169,7 @@ class Executor(dspy.Module):
             key: {"description": f"{prop.get('type', 'any')}: {prop.get('description', '')}".strip()}
             for key, prop in properties.items()
         }
-        return dspy.Tool(call, name=name, desc=tool.description, args=args)
+        return dspy.Tool(unbound, name=name, desc=tool.description, args=args)
 
 
 # ReAct gathers the evidence itself, so its signature is the writer's without the pre-collected evidence, and it

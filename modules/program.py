@@ -22,6 +22,7 @@ from evigate.modules.composer import Composer
 from evigate.modules.diagnosis import MAX_ROUNDS, diagnose
 from evigate.modules.executor import Executor
 from evigate.modules.planner import Planner
+from evigate.modules.progress import Observer, Progress
 from evigate.modules.rounds import Agents, RoundRunner
 from evigate.modules.rule_writer import RULE_EVALUATION_WAIT_SECONDS
 from evigate.modules.saved_state import load_agent_state, sha256_of, write_manifest
@@ -145,8 +146,9 @@ class DiagnosisProgram(dspy.Module):
             self._fallback_planner = Planner(registry=self.registry, domain=self.domain, source=self.source)
         return self._fallback_planner
 
-    def runner(self) -> RoundRunner:
-        """The round runner over this program's current collaborators (built per call: they may be replaced)."""
+    def runner(self, observer: Observer | None = None) -> RoundRunner:
+        """The round runner of one diagnosis over this program's current collaborators (built per call: they may be
+        replaced), reporting its progress to ``observer``."""
         return RoundRunner(
             settings=self.settings,
             store=self.store,
@@ -157,13 +159,15 @@ class DiagnosisProgram(dspy.Module):
             fallback_planner=lambda: self.fallback_planner,
             verifier_trace_entries=self.verifier_trace_entries,
             rule_evaluation_wait_seconds=self.rule_evaluation_wait_seconds,
+            progress=Progress(observer),
         )
 
     # -- the program ---------------------------------------------------------------------------------------------
-    def forward(self, query: str) -> DiagnosisResult:
+    def forward(self, query: str, observer: Observer | None = None) -> DiagnosisResult:
+        """Diagnose ``query``; ``observer`` (if any) hears of its progress (modules/progress.py) as it goes."""
         check_query(query)  # QueryError (a ValueError): not text, empty, or past MAX_QUERY_CHARS
         try:
-            return diagnose(self.runner(), query)
+            return diagnose(self.runner(observer), query)
         finally:
             # The audit file (and the demo world in it) is held only while a question writes or reads it: once the
             # answer is out, another process (`evigate show`) or a read-only connection can open it at once.

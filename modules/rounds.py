@@ -13,12 +13,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from evigate.errors import StoreError
-from evigate.modules import progress
 from evigate.modules.audit import RoundFlag, RoundState, record_step
 from evigate.modules.calls import AgentCall, call_agent, discarded_step_note
 from evigate.modules.contributions import executor_contribution, failed_claim_reasons, verifier_contribution
 from evigate.modules.judgement import Judgement, judge, verifier_output_or_none
 from evigate.modules.planner import Planner
+from evigate.modules.progress import Progress
 from evigate.modules.rule_writer import RULE_EVALUATION_WAIT_SECONDS
 from evigate.modules.trace_summary import build_tool_trace_summary, truncate_trace_summary
 from evigate.rules import Gatekeeper, GateOutcome, ParsedOutput, parse_executor_output
@@ -119,6 +119,8 @@ class RoundRunner:
     verifier_trace_entries: Callable[[], int]
     """How many tool-trace entries the Verifier model reads."""
     rule_evaluation_wait_seconds: float = RULE_EVALUATION_WAIT_SECONDS
+    progress: Progress = field(default_factory=Progress)
+    """Where this diagnosis reports its progress (default: nobody listens)."""
 
     def call(self, agent_name: str, session_id: str, round_number: int, **inputs: Any) -> AgentCall:
         """One agent call with its LM and time limit; a late result is noted as a step of this session and round."""
@@ -128,6 +130,7 @@ class RoundRunner:
             self.lm_for(agent_name),
             self.settings.timeouts.agent_seconds,
             note_late=discarded_step_note(self.store, session_id, round_number, agent_name),
+            progress=self.progress,
             **inputs,
         )
 
@@ -222,7 +225,7 @@ class RoundRunner:
             parsed = ParsedOutput(parsed.status, parsed.detail, added.data)
             current.notes.extend(f"claim {r.claim_id} rewritten by code ({r.why}): {r.new_text[:120]}"
                                  for r in rewrites)
-        progress.stage_started("gatekeeper")
+        self.progress.stage_started("gatekeeper")
         gate = self._validate(current, parsed, invocations, trace_summary)
         rejected = {item.claim_id for item in observed} & {*gate.failed_claims, *gate.excluded_claims}
         dropped = failed_claim_reasons(gate, rejected)
@@ -235,7 +238,7 @@ class RoundRunner:
             parsed = ParsedOutput(parsed.status, parsed.detail, without_claims(parsed.data, rejected))
             gate = self._validate(current, parsed, invocations, trace_summary)
         failed = f"; failed: {', '.join(gate.result.failed_rules)}" if gate.result.failed_rules else ""
-        progress.stage_finished("gatekeeper", ok=True, detail=f"{gate.result.status}{failed}")
+        self.progress.stage_finished("gatekeeper", ok=True, detail=f"{gate.result.status}{failed}")
         return GatedOutput(raw_output, written, parsed, gate, session, trace_summary, rewrites, observed, dropped)
 
     def _validate(self, current: Round, parsed: ParsedOutput, invocations: list[ToolInvocation],

@@ -2,7 +2,7 @@
 
     round 1 · executor … 12.4s   (planner ✓ 2.1s)   total 14.5s
 
-Events come from :mod:`evigate.modules.progress` on the thread that runs the program; the line is redrawn four
+Events come from :mod:`evigate.modules.progress` (this display is the program's observer); the line is redrawn four
 times a second by rich's Live, which computes the running stage's elapsed time at each redraw.
 """
 
@@ -47,8 +47,7 @@ class StageDisplay:
                 self._stage = None
 
     def run(self, program: Any, query: str) -> Any:
-        with progress.observe(self.on_event):
-            return program(query=query)
+        return program(query=query, observer=self.on_event)
 
     def line(self) -> Text:
         now = time.perf_counter()

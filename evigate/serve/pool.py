@@ -149,8 +149,7 @@ class DiagnosisPool:
             if job.observer is not None:
                 job.observer(event)
 
-        with progress.observe(observer):
-            return program(query=job.query)
+        return program(query=job.query, observer=observer)
 
     def stop_admitting(self, interrupt_after_s: float | None = None) -> None:
         """Shutdown begins: refuse new jobs, and at once the queued jobs that never started (their requests get 503

@@ -183,6 +183,31 @@ def test_make_lm_local_builds_the_engine_with_local_defaults(gguf: Path) -> None
     assert make_lm(f"local/{gguf}", cache=True).cache is True
 
 
+def test_constraints_bind_to_one_call_of_a_local_lm_only(monkeypatch: pytest.MonkeyPatch, gguf: Path) -> None:
+    from dspy.utils import DummyLM
+
+    from evigate.llm.constraints import Constraints
+    from evigate.llm.lm import constrained_lm
+
+    constraints = Constraints.create(field_enums={"order_id": ["123"]})
+    llama = ScriptedLlama('{"finding": {"order_id": "123", "tags": []}}', '{"finding": {"order_id": "9", "tags": []}}')
+    engine = _engine_with(llama, monkeypatch, gguf, fast_greedy=False)
+    lm = dspy.LM("local/tiny", engine=engine, async_engine=AsyncLlamaCppEngine(engine), cache=False)
+    bound = constrained_lm(lm, constraints)
+    assert bound is not lm and bound.engine.constraints == constraints and bound._async_engine_spec.sync is bound.engine
+    assert not engine.constraints and engine.decoding_bounds() is engine.bounds  # the shared engine is unchanged
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        dspy.Predict(Extract)(log_line="order=123", lm=bound)
+        dspy.Predict(Extract)(log_line="order=9")
+    constrained, free = (call["grammar"]._grammar for call in llama.calls)
+    assert 'Finding-order-id ::= "\\"123\\""' in constrained and "123" not in free
+    assert len(lm.history) == 2  # both calls in the one LM's history
+    # Nothing reaches an LM whose engine builds no grammar: a remote model's HTTP request, a test's DummyLM.
+    remote, dummy = make_lm("openai/m", api_base="http://127.0.0.1:9/v1", api_key="x"), DummyLM([])
+    assert constrained_lm(remote, constraints) is remote and constrained_lm(dummy, constraints) is dummy
+    assert constrained_lm(lm, Constraints()) is lm and constrained_lm(None, constraints) is None
+
+
 def test_make_lm_local_raises_model_error_at_construction() -> None:
     with pytest.raises(ModelError, match="known local models"):
         make_lm("local/no-such-model")

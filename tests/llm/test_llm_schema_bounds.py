@@ -234,14 +234,13 @@ def test_field_limits_are_validated() -> None:
         SchemaBounds.create(field_limits={"claims": 0})
 
 
-def test_per_call_enums_narrow_fields_inside_a_constrain_block() -> None:
-    from evigate.llm.constraints import constrain, current_constraints
+def test_per_call_enums_narrow_fields() -> None:
+    from evigate.llm.constraints import Constraints
 
-    assert not current_constraints()
+    assert not Constraints()
     outer = {"source_invocation_ids[]": [7, 8], "EvidenceBinding.tool_name": ["query_logs"]}
-    with constrain(field_enums=outer), constrain(field_enums={"missing": []}):  # empty lists constrain nothing
-        enums = current_constraints().field_enums
-    assert not current_constraints()
+    enums = Constraints.create(field_enums={**outer, "missing": []}).field_enums  # empty lists constrain nothing
+    assert [name for name, _ in enums] == ["EvidenceBinding.tool_name", "source_invocation_ids[]"]
     bounded = bound_json_schema(ExecutorOutputV2.model_json_schema(), SchemaBounds(field_enums=enums))
     binding = bounded["$defs"]["EvidenceBinding"]["properties"]
     assert binding["source_invocation_ids"]["items"]["enum"] == [7, 8]
@@ -249,15 +248,14 @@ def test_per_call_enums_narrow_fields_inside_a_constrain_block() -> None:
 
 
 def test_object_variants_keep_values_that_belong_together() -> None:
-    from evigate.llm.constraints import constrain, current_constraints
+    from evigate.llm.constraints import Constraints
 
     choices = [
         {"tool_name": ["query_order"], "source_invocation_ids[]": [7]},
         {"tool_name": ["query_logs"], "source_invocation_ids[]": [8, 9]},
         {"tool_name": []},  # nothing to constrain: dropped
     ]
-    with constrain(object_variants={"EvidenceBinding": choices}):
-        constraints = current_constraints()
+    constraints = Constraints.create(object_variants={"EvidenceBinding": choices})
     bounds = SchemaBounds(object_variants=constraints.object_variants, omit_fields=frozenset({"source_type"}))
     bounded = bound_json_schema(ExecutorOutputV2.model_json_schema(), bounds)
     assert is_bounded(bounded)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import dspy
+import pytest
 from dspy.utils import DummyLM
 
 from evigate.demo import demo_toolbox
@@ -110,16 +111,17 @@ def test_planner_fallback_needs_no_model() -> None:
     assert plan.skill == "inventory-deadlock" and plan.steps
 
 
-def test_executor_lets_the_model_cite_only_this_sessions_successful_calls(world_db: Path) -> None:
-    from evigate.llm.constraints import current_constraints
+def test_executor_lets_the_model_cite_only_this_sessions_successful_calls(
+    world_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The constraints must reach llama.cpp itself: a scripted llama records the grammar each call decodes under.
+    from evigate.llm.engine import AsyncLlamaCppEngine
+    from tests.llm.test_llm_engine import ScriptedLlama, _engine_with
 
-    seen: list[Any] = []
-
-    class Recording(DummyLM):
-        def forward(self, *args: Any, **kwargs: Any) -> Any:
-            seen.append(current_constraints().object_variants)
-            return super().forward(*args, **kwargs)
-
+    llama = ScriptedLlama('{"executor_output": {"claims": []}}')
+    # (the sampler-chain path: it hands llama.cpp the grammar; the fast path builds the same one from the same bounds)
+    engine = _engine_with(llama, monkeypatch, Path("tiny.gguf"), fast_greedy=False)
+    lm = dspy.LM("local/tiny", engine=engine, async_engine=AsyncLlamaCppEngine(engine), cache=False)
     store = AuditStore(world_db)
     session_id = store.start_session(QUERY)
     toolbox = demo_toolbox(store, session_id)
@@ -130,14 +132,18 @@ def test_executor_lets_the_model_cite_only_this_sessions_successful_calls(world_
             PlanStep(tool="query_logs", args={"limit": "many"}),  # bad arguments: recorded as a failed call
         ],
     )
-    with dspy.context(lm=Recording([{"executor_output": {"claims": []}}], adapter=JSON), adapter=JSON):
+    with dspy.context(lm=lm, adapter=JSON):
         Executor()(query=QUERY, plan=plan, toolbox=toolbox)
     invocations = store.invocations(session_id)
     succeeded = [inv.id for inv in invocations if inv.success]
     assert len(invocations) == 2 and len(succeeded) == 1
-    choice = (("source_invocation_ids[]", tuple(succeeded)), ("tool_name", ("query_order",)))
-    assert seen == [(("EvidenceBinding", (choice,)),)]
-    assert not current_constraints()  # nothing leaks past the call
+    grammar = llama.calls[0]["grammar"]._grammar
+    rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines() if " ::= " in line)
+    assert rules["EvidenceBinding"] == "EvidenceBinding-0"  # one choice: the one tool that answered
+    assert rules["EvidenceBinding-0-tool-name"] == '"\\"query_order\\""'
+    assert rules["EvidenceBinding-0-source-invocation-ids-item"] == f'"{succeeded[0]}"'
+    assert not engine.constraints and lm.engine is engine  # the shared engine and LM are left as they were
+    assert len(lm.history) == 1  # the call is in the agent's LM's history
 
 
 def test_executor_plan_mode_runs_steps_once_and_keeps_unparseable_text(world_db: Path) -> None:

@@ -9,6 +9,7 @@ import _thread
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import dspy
@@ -18,6 +19,7 @@ from evigate.errors import AgentError
 from evigate.modules.call_toolbox import CallToolbox
 from evigate.modules.calls import call_agent
 from evigate.modules.executor import Executor
+from evigate.signatures import Plan
 from evigate.store import AuditStore
 from evigate.tools import Toolbox
 from tests.modules.scripted import ScriptedComposer, ScriptedExecutor, ScriptedPlanner, ScriptedVerifier, claim, v2
@@ -69,6 +71,48 @@ def test_react_sessions_in_parallel_record_only_into_their_own_session(world_db:
         assert [inv.tool_name for inv in first_round] == ["query_order", "query_logs"]
         invocations = store.invocations(results[query].session_id)  # (the scripted text is no V2: a round 2 ran)
         assert all(inv.input == {"order_id": order_id} for inv in invocations), invocations
+
+
+class MeetingToolbox:
+    """Records the tool calls it is given; its first call waits for the other session's first call."""
+
+    def __init__(self, barrier: threading.Barrier) -> None:
+        self.barrier = barrier
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def call(self, name: str, /, **args: Any) -> Any:
+        if not self.calls:
+            self.barrier.wait(timeout=10)  # both sessions have their ReAct tools bound by now
+        self.calls.append((name, args))
+        return SimpleNamespace(success=True, invocation_id=len(self.calls), output=f"{name} {args}", error=None)
+
+
+def test_one_react_executor_serves_two_threads_each_with_its_own_toolbox() -> None:
+    # dspy.ReAct calls its tools itself: each call binds them to its own toolbox, on a copy of the shared module.
+    from dspy.utils import DummyLM
+
+    executor = Executor("react")
+    barrier = threading.Barrier(2)
+    toolboxes = {order_id: MeetingToolbox(barrier) for order_id in ("123", "456")}
+    outputs: dict[str, str] = {}
+
+    def run(order_id: str) -> None:
+        lm = DummyLM([
+            {"next_thought": "订单", "next_tool_name": "query_order", "next_tool_args": {"order_id": order_id}},
+            {"next_thought": "日志", "next_tool_name": "query_logs", "next_tool_args": {"order_id": order_id}},
+            {"next_thought": "够了", "next_tool_name": "finish", "next_tool_args": {}},
+            {"reasoning": "r", "executor_output": {"answer_version": "executor_evidence_v2", "claims": []}},
+        ], adapter=dspy.JSONAdapter())
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            plan = Plan(skill="payment-timeout", steps=[])
+            outputs[order_id] = executor(query=f"订单 {order_id}", plan=plan, toolbox=toolboxes[order_id]).raw_output
+
+    in_threads(run, list(toolboxes))
+    assert set(outputs) == {"123", "456"}
+    for order_id, toolbox in toolboxes.items():
+        assert toolbox.calls == [("query_order", {"order_id": order_id}), ("query_logs", {"order_id": order_id})]
+    with pytest.raises(RuntimeError, match="outside an Executor call"):  # the shared module's tools record nowhere
+        executor.react.tools["query_order"](order_id="123")
 
 
 class UnparsableReact(dspy.Module):

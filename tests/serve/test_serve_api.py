@@ -114,7 +114,7 @@ class _BrokenProgram:
     settings = None
     store = None
 
-    def __call__(self, query: str) -> Any:
+    def __call__(self, query: str, observer: Any = None) -> Any:  # (the observer hears nothing: it fails first)
         from evigate.errors import StoreError
 
         raise StoreError("audit database /srv/evigate.duckdb: disk I/O error")
