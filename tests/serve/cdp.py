@@ -145,12 +145,22 @@ class Browser:
     def viewport(self, width: int, height: int = 900) -> None:
         self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
                   mobile=width < 600)
+        self.size = (width, height)
 
     def screenshot(self, path: Path, full_page: bool = True) -> Path:
-        params: dict[str, Any] = {"format": "png"}
+        """The viewport, or the whole page: the screen is made as tall as the page first, since what a page marks
+        ``content-visibility: auto`` is painted only on screen (a capture beyond the viewport shows it blank)."""
+        width, height = self.size
         if full_page:
-            params["captureBeyondViewport"] = True
-        data = self.send("Page.captureScreenshot", **params)["data"]
+            for _ in range(5):  # what comes on screen takes its real size: the page's height may change
+                page_height = self.js("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame("
+                                      "() => done(document.documentElement.scrollHeight))))")
+                if page_height == self.size[1]:
+                    break
+                self.viewport(width, max(height, page_height))
+        data = self.send("Page.captureScreenshot", format="png")["data"]
+        if self.size != (width, height):
+            self.viewport(width, height)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
         return path

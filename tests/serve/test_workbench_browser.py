@@ -108,10 +108,34 @@ def test_selecting_a_claim_highlights_the_gates_match_in_the_cited_output(
     badges = browser.js("Array.from(document.querySelectorAll('.binding .badge')).map(b => b.textContent)")
     assert badges == ["matched", "matched", "misattributed", "forged"]
     scripts = browser.js("Array.from(document.querySelectorAll('script')).map(s => s.getAttribute('src'))")
-    assert scripts == ["/static/workbench.js", "/static/session.js"]  # ours only
+    assert [src.split("?v=")[0] for src in scripts] == ["/static/workbench.js", "/static/session.js"]  # ours only
     assert browser.js("document.querySelectorAll('#workbench img, #workbench a[href^=\"javascript\"]').length") == 0
     assert browser.js("window.__pwned === undefined")
     shoot(browser, artifacts, "session")
+
+
+def test_a_page_asks_for_its_data_once_and_before_the_page_is_parsed(start_server: Any, browser: Browser) -> None:
+    """The data request leaves while the shell is parsed (bench/workbench.py: the server renders it meanwhile), the
+    page does not ask a second time when it starts, and a long session is laid out only where it is on screen."""
+    server = start_server()
+    session_id = planted_session(server.pool.store)["session_id"]
+    for path, data in ((f"/sessions/{session_id}", f"/fragments/sessions/{session_id}"),
+                       ("/sessions", "/fragments/sessions?")):
+        browser.goto(server.url + path)
+        browser.wait_for("document.body.dataset.loadedMs")
+        browser.pump(0.3)
+        asked = browser.js("performance.getEntriesByType('resource').filter((r) => r.name.includes('/fragments/'))"
+                           ".map((r) => [r.name, r.startTime])")
+        parsed = browser.js("performance.getEntriesByType('navigation')[0].domContentLoadedEventStart")
+        assert [name for name, _ in asked] == [server.url + data], asked
+        assert asked[0][1] < parsed
+    # fifty claims and calls: those off screen are neither laid out nor painted until they come on screen
+    browser.goto(f"{server.url}/sessions/{session_id}")
+    browser.wait_for("document.body.dataset.loadedMs")
+    skipped = browser.js("['article.claim', 'details.invocation', '#rounds-title']"
+                         ".map((s) => getComputedStyle(document.querySelector(s).closest('article, details, section'))"
+                         ".contentVisibility)")
+    assert skipped == ["auto", "auto", "auto"]
 
 
 def test_the_session_list_filters_and_pages(start_server: Any, browser: Browser, artifacts: Path) -> None:

@@ -34,7 +34,7 @@ def test_every_page_is_a_shell_with_a_strict_csp_and_only_its_own_assets(start_s
             # no inline script or style, nothing from another origin
             scripts = re.findall(r"<script\b[^>]*>(.*?)</script>", page.text, re.S)
             assert len(scripts) == 2 and scripts == ["", ""]  # no inline script ...
-            sources = re.findall(r'<script src="(/static/[a-z]+\.js)" defer>', page.text)
+            sources = re.findall(r'<script src="(/static/[a-z]+\.js)\?v=[0-9a-f]{12}">', page.text)
             assert sources[0] == "/static/workbench.js" and len(sources) == 2  # ... only ours, from this server
             assert all(client.get(source).status_code == 200 for source in sources)
             assert "<style" not in page.text and " style=" not in page.text and "http" not in page.text.lower()

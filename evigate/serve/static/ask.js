@@ -133,4 +133,5 @@ async function ask(event) {
 PAGES.ask = () => {
   $("#ask-form").addEventListener("submit", ask);
   showHistory();
+  markLoaded();
 };

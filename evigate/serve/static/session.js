@@ -104,8 +104,7 @@ async function loadSession() {
   const root = $("#workbench");
   const ok = await loadFragment(root, "/fragments/sessions/" + encodeURIComponent(root.dataset.session));
   if (!ok) return;
-  // when the workbench is in the page and about to be drawn (bench/workbench.py reads it)
-  requestAnimationFrame(() => { root.dataset.loadedMs = String(Math.round(performance.now())); });
+  markLoaded();
   document.title = "Session " + root.dataset.session + " · evigate workbench";
   root.addEventListener("click", (event) => {
     const sentence = event.target.closest("button.sentence");
@@ -121,4 +120,13 @@ async function loadSession() {
   }, true);
 }
 
+// The workbench fragment of the session this page's path names, asked for before the page is even parsed; the
+// page uses it only if it is the URL it would ask for itself (#workbench's data-session, the server's reading).
+function fetchSessionEarly() {
+  try {
+    fetchEarly("/fragments/sessions/" + encodeURIComponent(decodeURIComponent(location.pathname.split("/")[2])));
+  } catch (_) { /* a malformed path: the page asks the ordinary way */ }
+}
+
 PAGES.session = loadSession;
+fetchSessionEarly();

@@ -30,7 +30,9 @@ function initSessions() {
     const button = event.target.closest("button.page");
     if (button) loadSessions(Number(button.dataset.offset));
   });
-  loadSessions(Number(initial.get("offset") || 0));
+  loadSessions(Number(initial.get("offset") || 0)).then(markLoaded);
 }
 
 PAGES.sessions = initSessions;
+// The list as this page's URL filters it (the URL loadSessions keeps), asked for before the page is parsed.
+fetchEarly("/fragments/sessions?" + location.search.slice(1));

@@ -23,6 +23,7 @@ function initVerify() {
       method: "POST", headers: { "Content-Type": "application/json" }, body: body,
     });
   });
+  markLoaded();
 }
 
 PAGES.verify = initVerify;

@@ -2,7 +2,8 @@
 // Data comes from /fragments/* and /v1/* with the API token as an Authorization header; the token lives in
 // sessionStorage (this tab only) and is never put in a URL. Everything inserted as HTML is rendered and escaped
 // by the server; text from the API (SSE events) is only ever set as textContent. Each page's own script
-// (ask.js, session.js, sessions.js, verify.js) registers its start function in PAGES.
+// (ask.js, session.js, sessions.js, verify.js) registers its start function in PAGES, which runs once the document
+// is parsed; the scripts themselves run in <head>, before the style sheet, so a page can ask for its data at once.
 "use strict";
 
 const TOKEN_KEY = "evigate.token";
@@ -19,8 +20,28 @@ function authHeaders(extra) {
   return headers;
 }
 
+// A page's data, requested while the page itself is still being parsed (the scripts run in <head>, before the
+// style sheet): the server prepares it while the browser builds the page. Only the page's first authFetch may use
+// it, and only for a GET of the very same URL (else it is dropped); a 401 or a failure is asked again the ordinary way.
+const early = { url: null, response: null };
+
+function fetchEarly(url) {
+  early.url = url;
+  early.response = fetch(url, { headers: authHeaders(), credentials: "omit" }).catch(() => null);
+}
+
+async function takeEarly(url, options) {
+  const same = !options && early.url === url;
+  early.url = null;
+  if (!same) return null;
+  const response = await early.response;
+  return response && response.status !== 401 ? response : null;
+}
+
 // One fetch with the token; a 401 shows the login form and retries once the user signed in.
 async function authFetch(url, options) {
+  const ready = await takeEarly(url, options);
+  if (ready) return ready;
   const opts = Object.assign({}, options || {});
   opts.headers = authHeaders(opts.headers);
   opts.credentials = "omit";
@@ -57,6 +78,12 @@ async function errorText(response) {
   } catch (_) {
     return response.status + " " + response.statusText;
   }
+}
+
+// The page is ready: its content is in the document and the next frame is about to be drawn. Each page's script
+// calls it once; bench/workbench.py reads body[data-loaded-ms] (milliseconds since the navigation started).
+function markLoaded() {
+  requestAnimationFrame(() => { document.body.dataset.loadedMs = String(Math.round(performance.now())); });
 }
 
 // Inserts a server-rendered, escaped fragment.
