@@ -25,8 +25,8 @@ logger = logging.getLogger(__name__)
 _CODE = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9])(?![A-Za-z0-9_])")
 _JOINERS = "-."
 """A hyphenated or dotted name (pay-gateway, v1.2) is one word, and its parts are words too."""
-STOPWORDS = stopwords("function", "cjk_question")
-"""Grammar words and the character pairs of a question's frame (是什么意思): no document is about them."""
+STOPWORDS = stopwords("core", "cjk_question")
+"""The commonest grammar words and the character pairs of a question's frame (是什么意思): no document is about them."""
 LAYER_ORDER = ("exact_error_code", "keyword", "bm25")
 MAX_SECTIONS_PER_DOCUMENT = 2
 MAX_DOCUMENT_BYTES = 5_000_000

@@ -11,7 +11,7 @@ from evigate.rules.text.entities import entity_occurs
 from evigate.rules.text.normalize import compact, fold
 from evigate.rules.text.words import stopwords, terms
 
-STOPWORDS = stopwords("function", "quantity", "cjk_filler")
+STOPWORDS = stopwords("core", "function", "quantity", "cjk_filler")
 """Grammar and quantity words, and the character pairs any incident report holds (出现, 相关): no key terms."""
 
 

@@ -19,7 +19,7 @@ from evigate.rules.text.normalize import fold
 from evigate.rules.text.numbers import NUMBER_WORDS
 from evigate.rules.text.words import is_cjk, prose_terms, stopwords
 
-STOPWORDS = stopwords("function", "quantity", "direction", "summary", "cjk_particles")
+STOPWORDS = stopwords("core", "function", "quantity", "direction", "summary", "cjk_particles")
 """Function words (and summary boilerplate such as "the passage states") that carry no checkable content."""
 _SUFFIXES = ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "s", "ly")
 MAX_TOKENS_PER_SENTENCE = 80

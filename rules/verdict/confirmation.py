@@ -133,7 +133,7 @@ def _excerpt_states_cause(claim: Mapping[str, Any]) -> bool:
 
 _UNIT_JOINERS = "./:-"
 """A path, URL, version or duration (/api/pay, 5.3s) is one unit."""
-_STOPWORDS = stopwords("function")
+_STOPWORDS = stopwords("core", "function")
 SIDE_COVERAGE = 0.7
 """Share of a side's words (ASCII words of 3+ characters, CJK bigrams) its excerpts must quote."""
 

@@ -96,7 +96,7 @@ def test_bigram_overlap_is_a_share(part: str, whole: str) -> None:
 def test_no_caller_returns_a_stopword_and_none_raises(text: str) -> None:
     assert not set(tokenize(text)) & RETRIEVAL_STOPWORDS
     assert not keywords(text) & UTILIZATION_STOPWORDS
-    assert not set(confirmation._units(w.normalize(text))) & w.stopwords("function")
+    assert not set(confirmation._units(w.normalize(text))) & w.stopwords("core", "function")
     distinctive_tokens(text)
     content_tokens(text)
     w.char_bigrams(text)
@@ -104,11 +104,14 @@ def test_no_caller_returns_a_stopword_and_none_raises(text: str) -> None:
 
 def test_stopwords_are_one_list_in_named_groups() -> None:
     every = w.stopwords()
-    for group in ("function", "quantity", "direction", "summary", "cjk_particles", "cjk_question", "cjk_filler"):
+    groups = ("core", "function", "quantity", "direction", "summary", "cjk_particles", "cjk_question", "cjk_filler")
+    for group in groups:
         assert w.stopwords(group) and w.stopwords(group) <= every
         assert all(w.normalize(word) == word for word in w.stopwords(group))
     # YAML reads an unquoted no / on / off as a boolean; they must be the words themselves.
     assert {"no", "on", "off"} <= every and not {"false", "true"} & every
+    assert w.stopwords(*groups) == every
+    assert all(not w.stopwords(one) & w.stopwords(other) for one in groups for other in groups if one < other)
     with pytest.raises(KeyError):
         w.stopwords("no-such-group")
 
