@@ -27,6 +27,7 @@ from evigate.domain import Domain, load_domain
 from evigate.domain.skills import fill_placeholders, template_values
 from evigate.modules.census import Candidate, error_census
 from evigate.modules.evidence_view import query_entities, step_key
+from evigate.rules.text.words import bigram_overlap, normalize
 from evigate.signatures import Plan, PlanStep, RetryContext
 from evigate.signatures.agents import PlanIncident
 
@@ -191,14 +192,13 @@ def best_skill(skills: Sequence[Any], query: str) -> Any:
 
 def rank_skills(skills: Sequence[Any], query: str) -> list[Any]:
     """Skills by text match with the query, best first: shared character bigrams plus named error codes."""
-    query_grams = _bigrams(query.lower())
+    folded = normalize(query)
     query_codes = set(_ERROR_CODE.findall(query))
 
     def score(skill: Any) -> float:
         text = _skill_text(skill)
-        grams = _bigrams(text.lower())
         codes = query_codes & set(_ERROR_CODE.findall(text))
-        return len(query_grams & grams) / (len(query_grams) or 1) + 2.0 * len(codes)
+        return bigram_overlap(folded, normalize(text)) + 2.0 * len(codes)
 
     return sorted(skills, key=score, reverse=True)
 
@@ -226,7 +226,3 @@ _ERROR_CODE = re.compile(r"[A-Z][A-Z0-9_]{3,}")
 
 def _skill_text(skill: Any) -> str:
     return " ".join(str(getattr(skill, attr, "") or "") for attr in ("id", "name", "description", "when_to_use"))
-
-
-def _bigrams(text: str) -> set[str]:
-    return {text[i : i + 2] for i in range(len(text) - 1) if not text[i : i + 2].isspace()}

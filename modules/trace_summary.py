@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evigate.modules.evidence_view import TROUBLE
+from evigate.rules.text.words import bigram_overlap
 from evigate.signatures import RetryContext, ToolInvocation, ToolTraceEntry
 
 # Arguments that change how much is returned, not what is asked: calls differing only here are "repeats".
@@ -144,7 +145,7 @@ def _priority(
         return 2, 0.0
     if retry and retry.missing_evidence_facts:
         text = entry.output_summary + entry.input_summary
-        closeness = max(_overlap(gap, text) for gap in retry.missing_evidence_facts)
+        closeness = max(bigram_overlap(gap, text) for gap in retry.missing_evidence_facts)
         if closeness >= 0.3:
             return 3, -closeness
     return 4, 0.0
@@ -198,12 +199,6 @@ def _retrieval_values(details: Any, keys: tuple[str, ...]) -> list[str]:
             if isinstance(item.get(nested), list):
                 found.extend(_retrieval_values(item[nested], keys))
     return _unique(found)
-
-
-def _overlap(gap: str, text: str) -> float:
-    """Share of the gap's character bigrams found in the text (language-neutral, no segmentation)."""
-    grams = {gap[i : i + 2] for i in range(len(gap) - 1)}
-    return len(grams & {text[i : i + 2] for i in range(len(text) - 1)}) / len(grams) if grams else 0.0
 
 
 def _unique(values: Iterable[str]) -> list[str]:

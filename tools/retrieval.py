@@ -1,8 +1,8 @@
 """Knowledge retrieval over markdown documents: exact error-code match → keyword → BM25 (bm25s).
 
-Documents are split into sections at `## ` headings; a hit is a section. Tokens are lower-cased ASCII words
-(identifiers keep `_`, hyphenated names are kept whole and split) plus character bigrams of CJK runs, so
-"ERR_TIMEOUT 是什么意思" and "支付网关超时" both find their documents without a word segmenter.
+Documents are split into sections at `## ` headings; a hit is a section. Tokens (rules/text/words.py) are
+case-folded ASCII words (identifiers keep `_`, hyphenated names are kept whole and split) plus character bigrams of
+CJK runs, so "ERR_TIMEOUT 是什么意思" and "支付网关超时" both find their documents without a word segmenter.
 """
 
 from __future__ import annotations
@@ -18,19 +18,15 @@ import numpy as np
 
 from evigate.errors import InputFileError
 from evigate.files import read_text_bounded
+from evigate.rules.text.words import cjk_bigrams, normalize, parts, stopwords, words
 
 logger = logging.getLogger(__name__)
 
-_ASCII_TOKEN = re.compile(r"[a-z0-9_]+(?:[-.][a-z0-9_]+)*")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _CODE = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9])(?![A-Za-z0-9_])")
-ASCII_STOPWORDS = frozenset({
-    "a", "an", "and", "are", "be", "by", "can", "do", "does", "for", "from", "how", "in", "is", "it", "of", "on",
-    "or", "the", "to", "what", "when", "where", "which", "who", "why", "with",
-})
-CJK_STOPWORDS = frozenset(
-    ["是什", "什么", "么意", "意思", "怎么", "么办", "为什", "么会", "请问", "一下", "是否", "这个", "那个", "么原"]
-)
+_JOINERS = "-."
+"""A hyphenated or dotted name (pay-gateway, v1.2) is one word, and its parts are words too."""
+STOPWORDS = stopwords("core", "cjk_question")
+"""The commonest grammar words and the character pairs of a question's frame (是什么意思): no document is about them."""
 LAYER_ORDER = ("exact_error_code", "keyword", "bm25")
 MAX_SECTIONS_PER_DOCUMENT = 2
 MAX_DOCUMENT_BYTES = 5_000_000
@@ -38,18 +34,14 @@ MAX_DOCUMENT_BYTES = 5_000_000
 
 
 def tokenize(text: str) -> list[str]:
-    """ASCII words (hyphenated names whole and in parts) and CJK character bigrams, stopwords removed."""
+    """Words (hyphenated names whole and in parts), then CJK character pairs (a lone character as itself) of the
+    normalised text, stopwords removed."""
+    folded = normalize(text)
     tokens: list[str] = []
-    lowered = text.lower()
-    for match in _ASCII_TOKEN.finditer(lowered):
-        word = match.group(0)
-        parts = re.split(r"[-.]", word)
-        for token in ([word, *parts] if len(parts) > 1 else [word]):
-            if token and token not in ASCII_STOPWORDS:
-                tokens.append(token)
-    for run in _CJK_RUN.findall(text):
-        grams = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
-        tokens.extend(gram for gram in grams if gram not in CJK_STOPWORDS)
+    for word in words(folded, _JOINERS):
+        pieces = parts(word, _JOINERS)
+        tokens.extend(token for token in ([word, *pieces] if len(pieces) > 1 else [word]) if token not in STOPWORDS)
+    tokens.extend(pair for pair in cjk_bigrams(folded, lone=True) if pair not in STOPWORDS)
     return tokens
 
 
@@ -167,14 +159,14 @@ class KnowledgeBase:
         return found
 
     def _keywords(self, query: str) -> list[tuple[int, Hit]]:
-        words = [word for word in dict.fromkeys(_ASCII_TOKEN.findall(query.lower()))
-                 if len(word) >= 3 and word not in ASCII_STOPWORDS]
+        named = words(normalize(query), _JOINERS, min_chars=3)
+        wanted = [word for word in dict.fromkeys(named) if word not in STOPWORDS]
         found = []
         for index, section in enumerate(self.sections):
-            label = f"{section.document} {section.title} {section.heading}".lower()
-            matched = [word for word in words if word in label]
+            label = normalize(f"{section.document} {section.title} {section.heading}")
+            matched = [word for word in wanted if word in label]
             if matched:
-                relevance = "high" if len(matched) / len(words) >= 0.5 else "medium"
+                relevance = "high" if len(matched) / len(wanted) >= 0.5 else "medium"
                 found.append((index, Hit(section, "keyword", relevance, 0.0)))
         return found
 

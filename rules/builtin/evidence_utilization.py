@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from pydantic import Field
 
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
@@ -11,23 +9,17 @@ from evigate.rules.gate.evidence import claim_entities
 from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
 from evigate.rules.text.entities import entity_occurs
 from evigate.rules.text.normalize import compact, fold
+from evigate.rules.text.words import stopwords, terms
 
-_LATIN_WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff]{2,}")
-STOPWORDS = frozenset({
-    "the", "and", "for", "with", "was", "were", "are", "has", "have", "had", "this", "that", "from", "into", "not",
-    "but", "its", "which", "when", "there", "been", "than", "then", "also", "all", "any", "per",
-})
-CJK_STOP_BIGRAMS = frozenset({"出现", "存在", "发生", "显示", "当前", "期间", "以及", "相关", "进行", "其中", "没有"})
+STOPWORDS = stopwords("core", "function", "quantity", "cjk_filler")
+"""Grammar and quantity words, and the character pairs any incident report holds (出现, 相关): no key terms."""
 
 
 def keywords(text: str) -> set[str]:
-    """Content units of a text without word segmentation: latin words, CJK character pairs."""
-    folded = fold(text)
-    words = {word for word in _LATIN_WORD.findall(folded) if word not in STOPWORDS}
-    for run in _CJK_RUN.findall(folded):
-        words.update(run[i:i + 2] for i in range(len(run) - 1))
-    return words - CJK_STOP_BIGRAMS
+    """Content units of a text without word segmentation: words of three or more characters holding a letter
+    (pay-gateway, err_timeout; a bare number is an entity, counted by value), CJK character pairs; no stopwords."""
+    units = terms(fold(text), "-", min_chars=3)
+    return {unit for unit in units if unit not in STOPWORDS and any(char.isalpha() for char in unit)}
 
 
 class EvidenceUtilizationParams(RuleParams):

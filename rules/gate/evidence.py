@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -11,9 +10,11 @@ from evigate.rules.gate.base import RuleContext
 from evigate.rules.gate.session import InvocationView, binding_ids, iter_bindings, iter_claims, text_of
 from evigate.rules.text.entities import Entity, extract_entities
 from evigate.rules.text.normalize import excerpt_similarity
+from evigate.rules.text.words import terms
 
 EvidenceSource = Literal["output_preview", "retrieval_details", "tool_trace_summary"]
-_TOKEN = re.compile(r"[A-Za-z0-9_.%\-]{3,}|[\u3400-\u9fff]{2,}")
+_PROBE_JOINERS = "._%-"
+"""A probe token is a value as written (5.3s, 92%, -0.5, pay-gateway): it is looked up verbatim in raw outputs."""
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,8 @@ def claim_entities(context: RuleContext, text: str) -> list[Entity]:
 
 def distinctive_tokens(excerpt: str, limit: int = 12) -> list[str]:
     """The longest word-like tokens (latin runs as written, CJK pairs) of an excerpt, for cheap candidate filtering."""
-    tokens: set[str] = set()
-    for token in _TOKEN.findall(excerpt):
-        if token[0] >= "\u3400":
-            tokens.update(token[i:i + 2] for i in range(len(token) - 1))
-        else:
-            tokens.add(token)
+    # Longest first; among equally long ones, first written first (a set's order would vary between processes).
+    tokens = dict.fromkeys(terms(excerpt, _PROBE_JOINERS, min_chars=3, strip=False))
     return sorted(tokens, key=len, reverse=True)[:limit]
 
 

@@ -9,7 +9,6 @@ to passages of m sentences costs about the size of both, not n × m.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,22 +17,10 @@ from functools import cached_property
 from evigate.rules.grounding.sentences import Sentence, split_sentences
 from evigate.rules.text.normalize import fold
 from evigate.rules.text.numbers import NUMBER_WORDS
+from evigate.rules.text.words import is_cjk, prose_terms, stopwords
 
-_STOPWORD_TEXT = """
-a an the and or but nor of to in on at by for with from as into onto over under about after before between
-through during without within is are was were be been being am do does did done has have had having it its it's
-this that these those there here their they them he him his she her we us our you your i me my mine which who
-whom whose what when where why how than then so such also very just only not no can could will would shall
-should may might must s t one ones both each either neither other others any some all more most much many
-own same too up down out off again further once if while because until though although whether
-says said say states stated stating according passage text article summary summarizes summarize mentions
-mentioned notes noted reports reported describes described provides provided highlights highlighted discusses
-discussed explains explained also overall including include includes included well various several
-的 了 和 与 及 是 在 为 对 也 就 都 而 并 或 但 等 其 中 这 那 该 此 之 于 以 把 被 由 从 向
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+STOPWORDS = stopwords("core", "function", "quantity", "direction", "summary", "cjk_particles")
 """Function words (and summary boilerplate such as "the passage states") that carry no checkable content."""
-_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)*|[\u3400-\u9fff\uf900-\ufaff]+")
 _SUFFIXES = ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "s", "ly")
 MAX_TOKENS_PER_SENTENCE = 80
 MAX_POSTINGS = 400
@@ -54,10 +41,10 @@ def stem(word: str) -> str:
 def content_tokens(text: str) -> list[str]:
     """The content-bearing tokens of a text, in order (duplicates kept)."""
     tokens: list[str] = []
-    for token in _TOKEN.findall(fold(text)):
-        if token[0] >= "\u3400":
-            pairs = [token[i:i + 2] for i in range(len(token) - 1)] or [token]
-            tokens.extend(pair for pair in pairs if pair not in STOPWORDS)
+    for token in prose_terms(fold(text)):
+        if not token.isascii() and is_cjk(token[0]):
+            if token not in STOPWORDS:
+                tokens.append(token)
         else:
             token = token.removesuffix("'s")  # Aberdeen's is about Aberdeen
             if token in NUMBER_WORDS:

@@ -15,7 +15,7 @@ from typing import Any
 from evigate.rules.grounding.binding import Binding, Passage, bind, content_tokens, make_passages
 from evigate.rules.grounding.sentences import MAX_ANSWER_CHARS, Sentence, split_sentences
 from evigate.rules.text.entities import entity_occurs, extract_entities
-from evigate.rules.text.normalize import INVISIBLE, first_visible, fold, squash_whitespace
+from evigate.rules.text.normalize import INVISIBLE, first_visible, fold, is_cjk, squash_whitespace
 from evigate.rules.text.phrases import QUESTION_MARKS, question_words, states_root_cause
 from evigate.signatures import ANSWER_VERSION, ToolInvocation
 
@@ -113,7 +113,7 @@ def _extra_bindings(text: str, primary: Binding, passages: Sequence[Passage]) ->
 
 
 def _is_cjk_token(token: str) -> bool:
-    return token[:1] >= "\u3400"
+    return is_cjk(token[:1])
 
 
 def _coverage(text: str, bindings: Sequence[Binding], passages: Sequence[Passage]) -> tuple[float, bool]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evigate.rules.text.normalize import INVISIBLE_CHARS
+from evigate.rules.text.normalize import CJK_CHARS, INVISIBLE_CHARS
 
 MAX_ANSWER_CHARS = 200_000
 """Text beyond this is not split: an answer that long is judged on its first part, and any visible text past the cap
@@ -25,7 +25,7 @@ ABBREVIATIONS = frozenset({
     "nov", "dec", "u.s", "u.k", "u.n", "a.m", "p.m", "gen", "gov", "sen", "rep", "lt", "col", "mt",
 })
 _HARD_END = re.compile(r"[。！？；!?]+[”’\"')）」』]*|\n+")
-_PERIOD = re.compile(rf"\.+[”’\"')）」』]*(?=[\s{INVISIBLE_CHARS}]|[\u3400-\u9fff]|$)")
+_PERIOD = re.compile(rf"\.+[”’\"')）」』]*(?=[\s{INVISIBLE_CHARS}]|[{CJK_CHARS}]|$)")
 _EDGES = re.compile(rf"^[\s{INVISIBLE_CHARS}*_`]+|[\s{INVISIBLE_CHARS}*_`]+$")
 """What a sentence does not start or end with: whitespace, characters that render as nothing, emphasis marks."""
 _LEADING_MARKUP = re.compile(r"^(?:\s*(?:[-*•·+>#]+|\d{1,3}[.)、]|[（(]\d{1,3}[)）]|\*\*)\s*)+")

@@ -29,12 +29,13 @@ from typing import Any
 import yaml
 
 from evigate.rules.text.entities import entity_occurs, extract_entities
-from evigate.rules.text.normalize import compact, fold, weight
+from evigate.rules.text.normalize import CJK_CHARS, compact, fold, weight
 from evigate.rules.text.phrases import is_question
+from evigate.rules.text.words import cjk_runs, ngrams, words
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:[._\-][a-z0-9]+)*|[\u3400-\u9fff\uf900-\ufaff]")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{2,}")
-_WORD = re.compile(r"[a-z][a-z0-9]*(?:[_\-.][a-z0-9]+)*")
+_TOKEN = re.compile(rf"[a-z0-9]+(?:[._\-][a-z0-9]+)*|[{CJK_CHARS}]")
+"""Units of a repetition: a word or number, or one CJK character."""
+_JOINERS = "_-."
 _EDGES = " \t\r\n,，.。;；:：!！?？、()（）[]【】\"'“”‘’"
 
 
@@ -160,14 +161,15 @@ def content_terms(text: str, settings: JunkSettings | None = None) -> set[str]:
     folded = fold(text)
     generic = settings.generic_words
     terms: set[str] = set()
-    for run in _CJK_RUN.findall(folded):
+    for run in cjk_runs(folded, min_chars=2):
         # A bigram inside a generic word ("联系", "客服" in "联系客服") carries nothing; one across two words is noise
         # that evidence rarely holds.
         skip = {index for word in generic if not word.isascii() for index in _starts(run, word, len(word))}
-        terms.update(run[i:i + 2] for i in range(len(run) - 1) if i not in skip)
-    for word in _WORD.findall(folded):
-        # A compound (payment-service, err_timeout) is one term: its parts ("err") would match unrelated codes.
-        if len(word) >= settings.min_word_chars and word not in generic:
+        terms.update(pair for i, pair in enumerate(ngrams(run)) if i not in skip)
+    for word in words(folded, _JOINERS, settings.min_word_chars):
+        # A compound (payment-service, err_timeout, 5xx-errors) is one term: its parts ("err") would match unrelated
+        # codes. A bare number is no term: it names nothing unless an entity (read apart) says what it counts.
+        if word not in generic and any(char.isalpha() for char in word):
             terms.add(word)
     return terms
 

@@ -67,21 +67,20 @@ def squash_whitespace(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002a6df"
+"""CJK ideographs (with extension A, B and the compatibility block), kana and hangul, as the inside of a character
+class: characters that carry about a word each. The one CJK range every reader of text uses (issue 21)."""
+CJK = re.compile(f"[{CJK_CHARS}]")
+
+
 def is_cjk(char: str) -> bool:
-    """True for CJK ideographs, kana and hangul: characters that carry about a word each."""
-    code = ord(char)
-    return (
-        0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x3040 <= code <= 0x30FF
-        or 0xAC00 <= code <= 0xD7AF or 0x20000 <= code <= 0x2A6DF or 0xF900 <= code <= 0xFAFF
-    )
-
-
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002a6df]")
+    """True for one CJK ideograph, kana or hangul character (see :data:`CJK_CHARS`)."""
+    return CJK.fullmatch(char) is not None
 
 
 def weight(text: str) -> int:
     """Information weight of a compact string: 2 per CJK character, 1 per other character."""
-    return 2 * len(text) - len(_CJK.sub("", text))
+    return 2 * len(text) - len(CJK.sub("", text))
 
 
 def block_coverage(needle: str, window: str) -> float:

@@ -31,6 +31,7 @@ from evigate.rules.gate.session import (
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
 from evigate.rules.text.phrases import HEDGE, ROOT_CAUSE, is_question, states_root_cause
+from evigate.rules.text.words import stopwords, terms
 from evigate.signatures import CRITICAL_CLAIM_TYPES, ClaimCheck, ClaimVerification, EvidenceRef
 
 KNOWLEDGE_TOOLS: tuple[str, ...] = ("lookup_knowledge",)
@@ -130,22 +131,16 @@ def _excerpt_states_cause(claim: Mapping[str, Any]) -> bool:
     return False
 
 
-_UNIT = re.compile(r"[a-z0-9_][a-z0-9_./:\-]{2,}|[\u3400-\u9fff]{2,}")
-_STOPWORDS = frozenset({"the", "was", "were", "for", "and", "that", "this", "with", "has", "had", "have", "are", "its",
-                        "from", "into", "been", "being", "which"})
+_UNIT_JOINERS = "./:-"
+"""A path, URL, version or duration (/api/pay, 5.3s) is one unit."""
+_STOPWORDS = stopwords("core", "function")
 SIDE_COVERAGE = 0.7
 """Share of a side's words (ASCII words of 3+ characters, CJK bigrams) its excerpts must quote."""
 
 
-def _units(text: str) -> list[str]:
-    units: list[str] = []
-    for token in _UNIT.findall(text):
-        if token.isascii():
-            if token not in _STOPWORDS:
-                units.append(token.strip(".:/-"))
-        else:
-            units.extend(token[i:i + 2] for i in range(len(token) - 1))
-    return [unit for unit in units if unit]
+def _units(folded: str) -> list[str]:
+    """The words (3+ characters, stopwords left out) and CJK character pairs of folded text."""
+    return [unit for unit in terms(folded, _UNIT_JOINERS, min_chars=3) if unit not in _STOPWORDS]
 
 
 @dataclass(frozen=True)
