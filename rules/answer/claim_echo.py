@@ -14,7 +14,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from evigate.rules.gate.session import claim_key, iter_claims, text_of
+from evigate.rules.contract import claim_key, claim_text, iter_claims
 from evigate.rules.text.normalize import compact, fold
 from evigate.rules.text.phrases import is_hedged, sentences
 from evigate.rules.verdict.matrix import ALLOWED_VERIFICATIONS, VerdictDecision
@@ -54,7 +54,7 @@ def _claims_by_standing(
     excluded = set(decision.excluded_claims)
     for index, claim in iter_claims(normalized):
         key = claim_key(claim, index)
-        text = compact(fold(text_of(claim, "claim_text")))
+        text = compact(fold(claim_text(claim)))
         if len(text) < MIN_ECHO_CHARS:
             continue
         verification = decision.effective_checks.get(key, "unsupported")

@@ -6,9 +6,9 @@ import re
 
 from pydantic import Field
 
+from evigate.rules.contract import claim_text, excerpt_of, iter_bindings, iter_claims
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import claim_entities
-from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
 from evigate.rules.text.entities import entity_occurs
 from evigate.rules.text.normalize import compact, fold
 
@@ -49,8 +49,8 @@ class EvidenceUtilization(Rule):
     def validate(self, context: RuleContext, params: EvidenceUtilizationParams) -> list[RuleFinding]:
         findings: list[RuleFinding] = []
         for claim_index, claim in iter_claims(context.data):
-            text = text_of(claim, "claim_text")
-            excerpts = fold("\n".join(text_of(binding, "evidence_excerpt") for _, binding in iter_bindings(claim)))
+            text = claim_text(claim)
+            excerpts = fold("\n".join(excerpt_of(binding) for _, binding in iter_bindings(claim)))
             if not text.strip() or not excerpts.strip():
                 continue
             entities = claim_entities(context, text)
