@@ -31,7 +31,7 @@ def keywords(text: str) -> set[str]:
 
 
 class EvidenceUtilizationParams(RuleParams):
-    min_keyword_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
+    min_keyword_coverage: float = Field(ge=0.0, le=1.0)
 
 
 class EvidenceUtilization(Rule):

@@ -23,7 +23,7 @@ DEFAULT_FORMAT_WORDS = [
 
 class InputEchoParams(RuleParams):
     min_found_weight: int = Field(
-        default=6, ge=1, description="content weight an excerpt must keep once the call's own words are removed"
+        ge=1, description="content weight an excerpt must keep once the call's own words are removed"
     )
     format_words: list[str] = Field(
         default_factory=lambda: list(DEFAULT_FORMAT_WORDS),

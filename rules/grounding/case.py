@@ -18,16 +18,17 @@ from evigate.rules.grounding.sentences import MAX_ANSWER_CHARS, Sentence, split_
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import INVISIBLE, first_visible, fold, squash_whitespace
 from evigate.rules.text.phrases import QUESTION_MARKS, question_words, states_root_cause
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.signatures import ANSWER_VERSION, Claim, EvidenceBinding, ToolInvocation
 
 SESSION_ID = "verify"
 TOOL_NAME = "context"
 MAX_CLAIMS = 200
 """Sentences past this many are reported, unjudged, as unsupported: the gate's cost stays bounded."""
-MAX_EXTRA_PASSAGES = 2
+MAX_EXTRA_PASSAGES = THRESHOLDS.grounding.max_extra_passages
 PREVIEW_CHARS = 160
 """How much of an unchecked part of the answer its entry shows."""
-MIN_CLAUSE_TOKENS = 3
+MIN_CLAUSE_TOKENS = THRESHOLDS.grounding.min_clause_tokens
 """A clause with fewer content words is not judged on its own (it is part of its neighbour's statement)."""
 _CLAUSE = re.compile(
     r"[,;:，；：、]|\s[-–—]\s|(?<![a-z])(?:and|but|because|which|while|whereas|although|though|so|since|after|"

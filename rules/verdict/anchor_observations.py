@@ -42,6 +42,7 @@ from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
 from evigate.rules.text.instructions import tells_someone_to_act
 from evigate.rules.text.normalize import compact, fold, weight
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.rules.verdict.confirmation import (
     KNOWLEDGE_TOOLS,
     MIN_CONFIRM_WEIGHT,
@@ -59,17 +60,17 @@ from evigate.rules.verdict.junk_claims import (
 )
 from evigate.rules.verdict.matrix import is_critical
 
-MAX_ANCHOR_OBSERVATIONS = 2
+MAX_ANCHOR_OBSERVATIONS = THRESHOLDS.anchor_observations.max_observations
 """Lines code adds per round: enough to show the user's record and the line beside it, not a log dump."""
 ANCHOR_PREFIX = "observed-"
 ANCHOR_WHY = "added by code: {tool} returned a line naming {anchors} from the question, a direct observation"
 STRONG_KINDS = frozenset({"error_code", "identifier", "address", "version"})
 """Entity kinds that single out a record; a service name alone names a whole stream of lines."""
-MAX_RICHNESS = 8
+MAX_RICHNESS = THRESHOLDS.anchor_observations.max_richness
 """Entities counted when two lines name the same anchors: past this many, a longer line says no more."""
 MAX_TIES_COMPARED = 50
 """Lines naming the same anchors compared for what they say; past this many, the first is as good (cost bound)."""
-MIN_ID_DIGITS = 3
+MIN_ID_DIGITS = THRESHOLDS.anchor_observations.min_id_digits
 """A bare number in the question is an anchor from this many digits on (order 123, not "2 点多")."""
 
 

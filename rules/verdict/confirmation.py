@@ -35,6 +35,7 @@ from evigate.rules.gate.session import InvocationView, SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
 from evigate.rules.text.phrases import HEDGE, ROOT_CAUSE, is_question, states_root_cause
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.signatures import CRITICAL_CLAIM_TYPES, ClaimCheck, ClaimVerification, EvidenceRef
 
 KNOWLEDGE_TOOLS: tuple[str, ...] = ("lookup_knowledge",)
@@ -42,7 +43,7 @@ KNOWLEDGE_TOOLS: tuple[str, ...] = ("lookup_knowledge",)
 Any tool whose name contains "knowledge", "runbook" or "kb" is treated the same way."""
 _KNOWLEDGE_NAME = re.compile(r"knowledge|runbook|(?:^|_)kb(?:_|$)|(?:^|_)docs?(?:_|$)", re.IGNORECASE)
 CEILING: ClaimVerification = "reasonable_inference"
-MIN_CONFIRM_WEIGHT = 6
+MIN_CONFIRM_WEIGHT = THRESHOLDS.confirmation.min_confirm_weight
 """A restated text lighter than this (2 per CJK character, 1 per other character) is too generic to confirm."""
 CODE_DETAIL = "confirmed by code: the claim restates the cited output of {ids} verbatim"
 FAVOURABLE = ("direct_observation", "reasonable_inference", "overstated", "unsupported", "external_unknown",
@@ -137,7 +138,7 @@ def _excerpt_states_cause(claim: Mapping[str, Any]) -> bool:
 _UNIT = re.compile(r"[a-z0-9_][a-z0-9_./:\-]{2,}|[\u3400-\u9fff]{2,}")
 _STOPWORDS = frozenset({"the", "was", "were", "for", "and", "that", "this", "with", "has", "had", "have", "are", "its",
                         "from", "into", "been", "being", "which"})
-SIDE_COVERAGE = 0.7
+SIDE_COVERAGE = THRESHOLDS.confirmation.side_coverage
 """Share of a side's words (ASCII words of 3+ characters, CJK bigrams) its excerpts must quote."""
 
 

@@ -44,6 +44,7 @@ from evigate.rules.gate.session import SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
 from evigate.rules.text.phrases import HEDGE, ROOT_CAUSE, is_question
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.rules.verdict.confirmation import (
     KNOWLEDGE_TOOLS,
     MIN_CONFIRM_WEIGHT,
@@ -53,6 +54,10 @@ from evigate.rules.verdict.confirmation import (
 )
 from evigate.signatures import ANSWER_VERSION
 
+MAX_EXCERPT_CHARS = THRESHOLDS.junk_claims.max_excerpt_chars
+MIN_COPIED_WEIGHT = THRESHOLDS.junk_claims.min_copied_weight
+MIN_KEPT_SHARE = THRESHOLDS.junk_claims.min_kept_share
+MAX_SUBJECT_CHARS = THRESHOLDS.junk_claims.max_subject_chars
 REWRITE_TEMPLATE = {"zh": "{tool} 返回：{excerpt}", "en": "{tool} returned: {excerpt}"}
 CALLED_TEMPLATE = {"zh": "{tool}（{subject}）返回：{excerpt}", "en": "{tool} ({subject}) returned: {excerpt}"}
 
@@ -77,14 +82,14 @@ def observation_text(tool: str, excerpt: str, views: Sequence[Any], locale: str 
                 if isinstance(value, bool) or not (isinstance(value, str) or str(key).endswith("id")):
                     continue
                 shown = compact(fold(str(value)))
-                if shown and shown in returned and shown not in needle and len(str(value)) <= 60:
+                if (shown and shown in returned and shown not in needle
+                        and len(str(value)) <= MAX_SUBJECT_CHARS):
                     subject.append(" ".join(str(value).split()))
         break
     if subject and not any(ROOT_CAUSE.search(fold(item)) or HEDGE.search(fold(item)) for item in subject):
         return CALLED_TEMPLATE.get(locale, CALLED_TEMPLATE["zh"]).format(tool=tool, subject=" ".join(subject),
                                                                          excerpt=excerpt)
     return REWRITE_TEMPLATE.get(locale, REWRITE_TEMPLATE["zh"]).format(tool=tool, excerpt=excerpt)
-MAX_EXCERPT_CHARS = 300
 INSTRUCTION = re.compile(
     r"^(?:请|必须|务必|不要|禁止|只能|仅|输出|列出|给出|使用|按照|根据以上|根据上述|根据工具|你是|你需要|作为)"
     + "".join(f"|{re.escape(name)}" for name in (CLAIM_TEXT, EXCERPT, SUPPORT_LEVEL, INVOCATION_IDS, BINDINGS,
@@ -117,7 +122,7 @@ def junk_reason(text: str, query: str = "", instructions: Sequence[str] = ()) ->
     if INSTRUCTION.search(fold(stripped)):
         return "the claim text is an instruction, not a finding"
     core = compact(fold(stripped))
-    if weight(core) >= 8 and any(core in compact(fold(prompt)) for prompt in instructions if prompt):
+    if weight(core) >= MIN_COPIED_WEIGHT and any(core in compact(fold(prompt)) for prompt in instructions if prompt):
         return "the claim text is copied from the prompt"
     return None
 
@@ -142,7 +147,7 @@ def verbatim_start(excerpt: str, views: Sequence[Any]) -> str | None:
     words = excerpt.split()
     for count in range(len(words) - 1, 0, -1):
         start = " ".join(words[:count]).rstrip(",，;；:：")
-        if 2 * weight(compact(fold(start))) < weight(needle):
+        if weight(compact(fold(start))) < MIN_KEPT_SHARE * weight(needle):
             return None
         wanted = squash_whitespace(fold(start))
         dropped = extract_entities(" ".join(words[count:]))

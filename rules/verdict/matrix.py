@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 from evigate.rules.contract import claim_key, claim_text, claim_type, iter_claims
 from evigate.rules.engine.gatekeeper import claim_ids_of_targets
 from evigate.rules.gate.parsing import ParsedOutput
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS, cap, ceilings_of
 from evigate.rules.verdict.rows import SUMMARY_OF, MatrixRow, matrix_rows
 from evigate.signatures import (
@@ -31,10 +32,7 @@ from evigate.signatures import (
     Verdict,
 )
 
-SCORE_OF: dict[str, float] = {
-    "direct_observation": 1.0, "reasonable_inference": 0.6, "overstated": 0.6,
-    "unsupported": 0.0, "external_unknown": 0.0, "contradicted": 0.0,
-}
+SCORE_OF: dict[str, float] = THRESHOLDS.scoring.label_scores
 ALLOWED_VERIFICATIONS = frozenset({"direct_observation", "reasonable_inference"})
 # Least favourable first: when a model checks one claim twice, the worse judgement stands.
 SEVERITY_ORDER = ("contradicted", "external_unknown", "unsupported", "overstated", "reasonable_inference",
