@@ -23,7 +23,7 @@ class _Section(BaseModel):
 
 
 class Confirmation(_Section):
-    """docs/confirmation.md §1–2 (rules/verdict/confirmation.py)."""
+    """docs/confirmation.md sections 1–2 (rules/verdict/confirmation.py)."""
 
     min_confirm_weight: int = Field(description="a restated text (or a quoted excerpt) lighter than this is too "
                                                 "generic to confirm, to observe or to count as quoted")
@@ -33,7 +33,7 @@ class Confirmation(_Section):
 
 
 class JunkClaims(_Section):
-    """docs/confirmation.md §4–4b (rules/verdict/junk_claims.py)."""
+    """docs/confirmation.md sections 4–4b (rules/verdict/junk_claims.py)."""
 
     max_excerpt_chars: int = Field(description="an observed line (or excerpt) is cut at a space past this many "
                                                "characters")
@@ -46,7 +46,7 @@ class JunkClaims(_Section):
 
 
 class AnchorObservations(_Section):
-    """docs/confirmation.md §4d (rules/verdict/anchor_observations.py)."""
+    """docs/confirmation.md section 4d (rules/verdict/anchor_observations.py)."""
 
     max_observations: int = Field(description="returned lines naming the question's anchors code adds per round")
     max_richness: int = Field(description="entities counted when two lines name the same anchors: past this many, a "
