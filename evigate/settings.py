@@ -20,6 +20,7 @@ from evigate.errors import ConfigError
 from evigate.files import read_yaml_bounded
 from evigate.llm.models import DEFAULT_LOCAL_MODEL as _LOCAL_MODEL_NAME
 from evigate.llm.models import LOCAL_PREFIX
+from evigate.rules import contract as field
 
 DEFAULT_LOCAL_MODEL = f"{LOCAL_PREFIX}/{_LOCAL_MODEL_NAME}"
 ENV_PREFIX = "EVIGATE_"
@@ -41,23 +42,23 @@ DEFAULT_LOCAL_BOUNDS = {"max_string_length": 240, "max_array_items": 5}
 # (measured: 1,197 executor tokens, ~240 s, truncated). These fields carry the content; each gets just enough room
 # for what a diagnosis needs. Keys are JSON property names wherever they occur (`name[]`: the items of a list).
 DEFAULT_LOCAL_FIELD_LIMITS = {
-    "claims": 2,
-    "claim_id": 12,
-    "evidence_bindings": 1,
-    "tool_name": 24,
-    "source_invocation_ids": 2,
-    "claim_text": 80,
-    "evidence_excerpt": 80,
-    "hypotheses": 1,
-    "hypothesis_text": 48,
-    "basis": 48,
-    "needed_evidence": 1,
-    "needed_evidence[]": 40,
-    "recommended_actions": 1,
-    "action_text": 48,
-    "reason": 48,
-    "missing_info": 1,
-    "missing_info[]": 60,
+    field.CLAIMS: 2,
+    field.CLAIM_ID: 12,
+    field.BINDINGS: 1,
+    field.TOOL_NAME: 24,
+    field.INVOCATION_IDS: 2,
+    field.CLAIM_TEXT: 80,
+    field.EXCERPT: 80,
+    field.HYPOTHESES: 1,
+    field.HYPOTHESIS_TEXT: 48,
+    field.BASIS: 48,
+    field.NEEDED_EVIDENCE: 1,
+    f"{field.NEEDED_EVIDENCE}[]": 40,
+    field.ACTIONS: 1,
+    field.ACTION_TEXT: 48,
+    field.REASON: 48,
+    field.MISSING_INFO: 1,
+    f"{field.MISSING_INFO}[]": 60,
     "detail": 30,
     "rationale": 60,
     "claim_checks": 4,
@@ -104,7 +105,9 @@ class ModelSettings(_Section):
         description="per-property maxItems/maxLength for the embedded model (tighter than local_bounds)",
     )
     local_omit_fields: list[str] = Field(
-        default_factory=lambda: ["source_type", "source_id", "evidence_refs", "RecommendedAction.evidence_bindings"],
+        default_factory=lambda: [
+            field.SOURCE_TYPE, field.SOURCE_ID, "evidence_refs", f"RecommendedAction.{field.BINDINGS}"
+        ],
         description="optional properties the embedded model does not write (code fills or ignores them)",
     )
 

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evigate.rules import GateOutcome, VerdictDecision
+from evigate.rules.contract import claim_key, claim_text, iter_claims
 from evigate.rules.engine.gatekeeper import claim_ids_of_targets
-from evigate.rules.gate.session import claim_key, iter_claims, text_of
 from evigate.rules.text.phrases import is_question
 from evigate.rules.verdict.junk_claims import ClaimRewrite
 from evigate.signatures import (
@@ -122,7 +122,7 @@ def _entry(claim_id: str, status: str, reason: str) -> ClaimContribution:
 
 
 def _unshowable(claim: Mapping[str, Any]) -> str | None:
-    text = text_of(claim, "claim_text").strip()
+    text = claim_text(claim).strip()
     if not text:
         return "the claim text is empty: never shown"
     if is_question(text):

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evigate.modules.evidence_view import TROUBLE
+from evigate.rules import contract as field
 from evigate.rules.text.words import bigram_overlap
 from evigate.signatures import RetryContext, ToolInvocation, ToolTraceEntry
 
@@ -157,22 +158,22 @@ def _cited_ids(output: Mapping[str, Any] | None) -> tuple[set[int], set[int], se
     fix: set[int] = set()
     if not isinstance(output, Mapping):
         return cited, root, fix
-    for claim in _dicts(output.get("claims")):
-        ids = _binding_ids(claim.get("evidence_bindings"))
+    for claim in _dicts(output.get(field.CLAIMS)):
+        ids = _binding_ids(claim.get(field.BINDINGS))
         cited |= ids
-        if claim.get("claim_type") == "root_cause":
+        if claim.get(field.CLAIM_TYPE) == "root_cause":
             root |= ids
-        if claim.get("claim_type") == "remediation":
+        if claim.get(field.CLAIM_TYPE) == "remediation":
             fix |= ids
-    for action in _dicts(output.get("recommended_actions")):
-        fix |= _binding_ids(action.get("evidence_bindings"))
+    for action in _dicts(output.get(field.ACTIONS)):
+        fix |= _binding_ids(action.get(field.BINDINGS))
     return cited, root, fix
 
 
 def _binding_ids(bindings: Any) -> set[int]:
     ids: set[int] = set()
     for binding in _dicts(bindings):
-        for value in binding.get("source_invocation_ids") or []:
+        for value in binding.get(field.INVOCATION_IDS) or []:
             if isinstance(value, int) and not isinstance(value, bool):
                 ids.add(value)
     return ids

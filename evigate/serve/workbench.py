@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evigate.rules import contract as field
 from evigate.rules.grounding.sentences import split_sentences
 from evigate.rules.text.normalize import block_coverage, compact, fold
 
@@ -37,7 +38,7 @@ def session_view(
     :meth:`AuditStore.invocation_records` gives them (outputs not needed: they load when opened)."""
     evaluation = (session.get("self_evaluation") or {}).get("verifier_evaluation") or {}
     structured = evaluation.get("executor_structured_output") or {}
-    claims_data = [c for c in (structured.get("claims") or []) if isinstance(c, Mapping)]
+    claims_data = [c for c in (structured.get(field.CLAIMS) or []) if isinstance(c, Mapping)]
     errors = list((evaluation.get("gatekeeper_result") or {}).get("errors") or [])
     spans = [s for s in evaluation.get("binding_spans") or [] if isinstance(s, Mapping)]
     invocations = invocation_views(invocation_rows)
@@ -116,18 +117,18 @@ def _claims(
     sizes = {inv["id"]: inv["output_chars"] for inv in invocations}
     views = []
     for index, claim in enumerate(claims_data):
-        claim_id = claim.get("claim_id") if isinstance(claim.get("claim_id"), str) else f"claims[{index}]"
+        claim_id = claim.get(field.CLAIM_ID) if isinstance(claim.get(field.CLAIM_ID), str) else f"claims[{index}]"
         check = checks.get(claim_id) or {}
         source = sources.get(claim_id, "none" if not check else "model")
         claim_errors = [e for e in errors if _claim_index(e.get("target", "")) == index]
         bindings = [
             _binding(index, position, binding, claim_errors, spans, sizes)
-            for position, binding in enumerate(claim.get("evidence_bindings") or []) if isinstance(binding, Mapping)
+            for position, binding in enumerate(claim.get(field.BINDINGS) or []) if isinstance(binding, Mapping)
         ]
-        text = str(claim.get("claim_text") or "")
+        text = str(claim.get(field.CLAIM_TEXT) or "")
         views.append({
             "id": claim_id, "index": index, "text": text, "core": compact(fold(text)),
-            "type": claim.get("claim_type"), "support_level": claim.get("support_level"),
+            "type": claim.get(field.CLAIM_TYPE), "support_level": claim.get(field.SUPPORT_LEVEL),
             "label": check.get("verification", "unsupported"), "reason": check.get("detail", ""),
             "decided_by": "cap" if claim_id in capped else source,
             "decided_by_text": f"capped by code: {capped[claim_id]}" if claim_id in capped
@@ -150,7 +151,7 @@ def _binding(
     # a span no recorded output of this session holds is shown as no span, never as a wrong highlight
     located = [span for span in spans if span.get("target") == target and span.get("invocation_id") in sizes
                and 0 <= span.get("start", -1) <= span.get("end", -1) <= sizes[span["invocation_id"]]]
-    ids = binding.get("source_invocation_ids")
+    ids = binding.get(field.INVOCATION_IDS)
     ids = ids if isinstance(ids, list) else [ids] if ids is not None else []
     if faults:
         status = " and ".join(faults)
@@ -160,8 +161,8 @@ def _binding(
         status = "matched"
     else:
         status = "no span in the output"
-    return {"target": target, "tool_name": binding.get("tool_name"), "ids": ids,
-            "known_ids": [i for i in ids if i in sizes], "excerpt": str(binding.get("evidence_excerpt") or ""),
+    return {"target": target, "tool_name": binding.get(field.TOOL_NAME), "ids": ids,
+            "known_ids": [i for i in ids if i in sizes], "excerpt": str(binding.get(field.EXCERPT) or ""),
             "errors": errors, "status": status, "spans": located,
             "spans_json": json.dumps([{"invocation": s["invocation_id"], "start": s["start"], "end": s["end"]}
                                       for s in located])}
@@ -219,9 +220,9 @@ def _dropped(evaluation: Mapping[str, Any], claims_data: Sequence[Mapping[str, A
     checks = {c.get("claim_id"): c for c in evaluation.get("claim_checks") or [] if isinstance(c, Mapping)}
     if evaluation.get("composer_input"):
         for index, claim in enumerate(claims_data):
-            claim_id = claim.get("claim_id") or f"claims[{index}]"
+            claim_id = claim.get(field.CLAIM_ID) or f"claims[{index}]"
             if claim_id not in allowed:
                 label = (checks.get(claim_id) or {}).get("verification", "unsupported")
-                items.append({"what": f"claim {claim_id} left out of the answer: {claim.get('claim_text', '')}",
+                items.append({"what": f"claim {claim_id} left out of the answer: {claim.get(field.CLAIM_TEXT, '')}",
                               "why": f"labelled {label}; only supported claims reach the Composer"})
     return items

@@ -14,15 +14,17 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from evigate.rules.gate.session import claim_key, iter_claims, text_of
+from evigate.rules.contract import claim_key, claim_text, iter_claims
 from evigate.rules.text.normalize import compact, fold
 from evigate.rules.text.phrases import is_hedged, sentences
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.rules.verdict.matrix import ALLOWED_VERIFICATIONS, VerdictDecision
 
-MIN_ECHO_CHARS = 6
+MIN_ECHO_CHARS = THRESHOLDS.answer.min_echo_chars
 """Shorter claim texts (after dropping spaces and punctuation) are too generic to attribute."""
-FUZZY_ECHO_SCORE = 92.0
+FUZZY_ECHO_SCORE = THRESHOLDS.answer.fuzzy_echo_score
 """partial_ratio at or above this between a claim and a sentence counts as a restatement."""
+MIN_ECHO_LENGTH_SHARE = THRESHOLDS.answer.min_echo_length_share
 
 
 def check_claim_echo(texts: list[str], normalized: Mapping[str, Any] | None, decision: VerdictDecision) -> list[str]:
@@ -54,7 +56,7 @@ def _claims_by_standing(
     excluded = set(decision.excluded_claims)
     for index, claim in iter_claims(normalized):
         key = claim_key(claim, index)
-        text = compact(fold(text_of(claim, "claim_text")))
+        text = compact(fold(claim_text(claim)))
         if len(text) < MIN_ECHO_CHARS:
             continue
         verification = decision.effective_checks.get(key, "unsupported")
@@ -70,4 +72,5 @@ def _restates(claim: str, sentence: str) -> bool:
         return True
     # partial_ratio aligns the shorter string inside the longer one: a short sentence would "match" any claim
     # that contains it, so only sentences at least about as long as the claim are compared fuzzily.
-    return len(sentence) >= 0.8 * len(claim) and fuzz.partial_ratio(claim, sentence) >= FUZZY_ECHO_SCORE
+    return (len(sentence) >= MIN_ECHO_LENGTH_SHARE * len(claim)
+            and fuzz.partial_ratio(claim, sentence) >= FUZZY_ECHO_SCORE)

@@ -29,6 +29,7 @@ from evigate.rules.text.phrases import (
     states_root_cause,
     strip_hedges,
 )
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.signatures import ComposerInput, ComposerOutput
 
 _MARKDOWN = (
@@ -44,8 +45,9 @@ _MARKDOWN = (
     (re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$", re.MULTILINE), "a Markdown rule"),
 )
 _JSON_FRAGMENT = re.compile(r"\{\s*\"[^\"\n]{1,80}\"\s*:|\"[A-Za-z_][A-Za-z0-9_]{0,60}\"\s*:\s*[\"{\[\d]")
-HYPOTHESIS_AS_FACT = 0.7
+HYPOTHESIS_AS_FACT = THRESHOLDS.answer.hypothesis_as_fact
 """Share of a hypothesis's assertion an unhedged sentence must carry to count as stating it as fact."""
+MIN_HYPOTHESIS_WEIGHT = THRESHOLDS.answer.min_hypothesis_weight
 
 
 def coerce_composer_output(composer_output: Any) -> ComposerOutput | None:
@@ -114,7 +116,7 @@ def hypotheses_stated_as_fact(composer_input: ComposerInput, text: str) -> list[
     claims = [(fold(claim.claim_text), False) for claim in composer_input.allowed_claims]
     for hypothesis in composer_input.allowed_hypotheses:
         core = strip_hedges(hypothesis.hypothesis_text)
-        if content_weight(core) < 6:
+        if content_weight(core) < MIN_HYPOTHESIS_WEIGHT:
             continue
         if claims and excerpt_similarity(core, claims) >= HYPOTHESIS_AS_FACT:
             continue  # the same statement is an allowed claim: saying it plainly is fine

@@ -10,14 +10,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 from pydantic import ValidationError
 
 from evigate.rules.answer.catalogue import summary, words
 from evigate.rules.answer.screen import DroppedText, gate_reasons, screen
+from evigate.rules.contract import (
+    ACTION_TEXT,
+    ACTIONS,
+    HYPOTHESES,
+    HYPOTHESIS_TEXT,
+    MISSING_INFO,
+    NEEDED_EVIDENCE,
+    REASON,
+    claim_key,
+    claim_text,
+    claim_type,
+    iter_claims,
+    iter_objects,
+    strings_of,
+    text_of,
+)
 from evigate.rules.gate.actions import flagged_items
-from evigate.rules.gate.session import claim_key, iter_claims, text_of
 from evigate.rules.text.instructions import addresses_model
 from evigate.rules.text.normalize import fold, restates
 from evigate.rules.text.phrases import EVIDENCE_ACTION, is_question
@@ -119,9 +134,9 @@ def assemble_composer_input(
     allowed, hypotheses, gaps = _from_claims(query, normalized, decision, text_of_locale, dropped)
     if not isinstance(normalized, Mapping):
         _add(gaps, text_of_locale["gap_no_output"])
-    missing_info = normalized.get("missing_info") if isinstance(normalized, Mapping) else None
+    missing_info = normalized.get(MISSING_INFO) if isinstance(normalized, Mapping) else None
     for position, item in enumerate(missing_info if isinstance(missing_info, list) else []):
-        if not isinstance(item, str) or position in flagged.get("missing_info", ()) or addresses_model(item):
+        if not isinstance(item, str) or position in flagged.get(MISSING_INFO, ()) or addresses_model(item):
             continue
         why = screen(item, query)
         if why is None:
@@ -130,9 +145,9 @@ def assemble_composer_input(
             dropped.append(DroppedText(f"missing_info[{position}]", item, why))
 
     if verdict != "REJECT":
-        hypotheses += _hypotheses(query, normalized, verifier_output, flagged.get("hypotheses", set()), dropped)
+        hypotheses += _hypotheses(query, normalized, verifier_output, flagged.get(HYPOTHESES, set()), dropped)
 
-    actions = _actions(normalized, verdict, flagged.get("recommended_actions", set()), query, dropped)
+    actions = _actions(normalized, verdict, flagged.get(ACTIONS, set()), query, dropped)
     if verdict == "LOW_CONFID" and not gaps:
         _add(gaps, text_of_locale["gap_generic"])
     if verdict != "PASS" and not actions:
@@ -179,15 +194,16 @@ def _from_claims(
     contradicted = dropped_claim = junk_gap = False
     for index, claim in iter_claims(normalized):
         key = claim_key(claim, index)
-        text = " ".join(text_of(claim, "claim_text").split())
+        text = " ".join(claim_text(claim).split())
         verification = decision.effective_checks.get(key, "unsupported")
         if key in excluded:
             dropped_claim = True
             continue
         if not text or is_question(text):
             continue  # a question (often the user's, copied) is neither a finding, a direction nor a gap
-        if verification in ALLOWED_VERIFICATIONS and claim.get("claim_type") in CLAIM_TYPES:
-            if verdict == "REJECT" and claim.get("claim_type") == "root_cause":
+        kind = claim_type(claim)
+        if verification in ALLOWED_VERIFICATIONS and kind in CLAIM_TYPES:
+            if verdict == "REJECT" and kind == "root_cause":
                 continue  # §19.2.1: no root-cause conclusion under REJECT
             if key in off_topic:
                 # Issue 18: true but about something else; never 已确认 / "Confirmed", at most a gap's context.
@@ -196,7 +212,7 @@ def _from_claims(
                 continue
             # What code decided, not what the Executor wrote: only a direct observation is shown as confirmed.
             allowed.append(AllowedClaim(
-                claim_id=key, claim_type=claim["claim_type"], claim_text=text,
+                claim_id=key, claim_type=cast(ClaimType, kind), claim_text=text,
                 support_level="direct" if verification == "direct_observation" else "indirect",
             ))
             continue
@@ -231,8 +247,8 @@ def _hypotheses(
 ) -> list[AllowedHypothesis]:
     judged = _hypothesis_checks(verifier_output)
     kept: list[AllowedHypothesis] = []
-    for index, hypothesis in enumerate(_objects(normalized, "hypotheses")):
-        text = " ".join(text_of(hypothesis, "hypothesis_text").split())
+    for index, hypothesis in iter_objects(normalized, HYPOTHESES):
+        text = " ".join(text_of(hypothesis, HYPOTHESIS_TEXT).split())
         if index in flagged or addresses_model(text) or not text or is_question(text):
             continue
         if judged.get(index) in REJECTED_HYPOTHESIS:
@@ -241,8 +257,7 @@ def _hypotheses(
         if why is not None:
             dropped.append(DroppedText(f"hypotheses[{index}]", text, why))
             continue
-        needed = hypothesis.get("needed_evidence")
-        needed = [item for item in needed if isinstance(item, str)] if isinstance(needed, list) else []
+        needed = strings_of(hypothesis, NEEDED_EVIDENCE)
         kept.append(AllowedHypothesis(hypothesis_text=text,
                                       needed_evidence=[item for item in needed if screen(item, query) is None]))
     return kept
@@ -254,13 +269,8 @@ def _item_text(normalized: Mapping[str, Any] | None, name: str, index: int) -> s
     if isinstance(item, str):
         return item
     if isinstance(item, Mapping):
-        return text_of(item, "hypothesis_text") or text_of(item, "action_text")
+        return text_of(item, HYPOTHESIS_TEXT) or text_of(item, ACTION_TEXT)
     return ""
-
-
-def _objects(normalized: Mapping[str, Any] | None, name: str) -> list[dict[str, Any]]:
-    items = normalized.get(name) if isinstance(normalized, Mapping) else None
-    return [item if isinstance(item, dict) else {} for item in items] if isinstance(items, list) else []
 
 
 def _errors(gate_result: GatekeeperResult | Mapping[str, Any] | None) -> list[Any]:
@@ -276,11 +286,11 @@ def _actions(normalized: Mapping[str, Any] | None, verdict: str, flagged: set[in
     junk (a junk reason is left off, the action kept)."""
     actions: list[ComposerAction] = []
     seen: set[str] = set()
-    for index, action in enumerate(_objects(normalized, "recommended_actions")):
-        text = " ".join(text_of(action, "action_text").split())
+    for index, action in iter_objects(normalized, ACTIONS):
+        text = " ".join(text_of(action, ACTION_TEXT).split())
         if index in flagged or not text or fold(text) in seen or restates(text, _RETRY_INSTRUCTION):
             continue
-        if addresses_model(text) or addresses_model(text_of(action, "reason")):
+        if addresses_model(text) or addresses_model(text_of(action, REASON)):
             continue
         if verdict == "REJECT" and not EVIDENCE_ACTION.search(fold(text)):
             continue
@@ -288,7 +298,7 @@ def _actions(normalized: Mapping[str, Any] | None, verdict: str, flagged: set[in
         if why is not None:
             dropped.append(DroppedText(f"recommended_actions[{index}]", text, why))
             continue
-        reason = " ".join(text_of(action, "reason").split())
+        reason = " ".join(text_of(action, REASON).split())
         why = screen(reason, query)
         if why is not None:
             dropped.append(DroppedText(f"recommended_actions[{index}].reason", reason, why))

@@ -6,9 +6,9 @@ from collections import Counter
 
 from pydantic import Field
 
+from evigate.rules.contract import claim_text, excerpt_of, iter_bindings, iter_claims
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import cited_views, claim_entities, format_ids
-from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
 from evigate.rules.text.entities import Entity, EntityKind, entity_occurs
 from evigate.rules.text.restating import NAME_KINDS, in_place, is_key, restatement, without
 
@@ -82,7 +82,7 @@ class EntityGrounding(Rule):
     def validate(self, context: RuleContext, params: EntityGroundingParams) -> list[RuleFinding]:
         findings: list[RuleFinding] = []
         for claim_index, claim in iter_claims(context.data):
-            text = text_of(claim, "claim_text")
+            text = claim_text(claim)
             views = [view for _, binding in iter_bindings(claim) for view in cited_views(context, binding)]
             if not text or not views:
                 continue
@@ -113,7 +113,7 @@ class EntityGrounding(Rule):
         checked_claim = [entity for entity in claim_entities(context, text)
                          if checked(entity, params.entity_kinds, params.min_bare_number_digits)]
         for _, binding in iter_bindings(claim):
-            excerpt = text_of(binding, "evidence_excerpt").strip()
+            excerpt = excerpt_of(binding).strip()
             views = cited_views(context, binding)
             if not excerpt or not views or not any(excerpt in view.raw_preview for view in views):
                 continue

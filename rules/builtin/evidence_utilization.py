@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from evigate.rules.contract import claim_text, excerpt_of, iter_bindings, iter_claims
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import claim_entities
-from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
 from evigate.rules.text.entities import entity_occurs
 from evigate.rules.text.normalize import compact, fold
 from evigate.rules.text.words import stopwords, terms
@@ -23,7 +23,7 @@ def keywords(text: str) -> set[str]:
 
 
 class EvidenceUtilizationParams(RuleParams):
-    min_keyword_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
+    min_keyword_coverage: float = Field(ge=0.0, le=1.0)
 
 
 class EvidenceUtilization(Rule):
@@ -41,8 +41,8 @@ class EvidenceUtilization(Rule):
     def validate(self, context: RuleContext, params: EvidenceUtilizationParams) -> list[RuleFinding]:
         findings: list[RuleFinding] = []
         for claim_index, claim in iter_claims(context.data):
-            text = text_of(claim, "claim_text")
-            excerpts = fold("\n".join(text_of(binding, "evidence_excerpt") for _, binding in iter_bindings(claim)))
+            text = claim_text(claim)
+            excerpts = fold("\n".join(excerpt_of(binding) for _, binding in iter_bindings(claim)))
             if not text.strip() or not excerpts.strip():
                 continue
             entities = claim_entities(context, text)

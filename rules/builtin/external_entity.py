@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from evigate.rules.builtin.entity_grounding import checked
+from evigate.rules.contract import claim_text, iter_bindings, iter_claims
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import cited_views, claim_entities
-from evigate.rules.gate.session import iter_bindings, iter_claims, text_of
 from evigate.rules.text.entities import EntityKind
 
 
@@ -36,7 +36,7 @@ class ExternalEntity(Rule):
         findings: list[RuleFinding] = []
         session = context.session
         for claim_index, claim in iter_claims(context.data):
-            text = text_of(claim, "claim_text")
+            text = claim_text(claim)
             if not text:
                 continue
             entities = [

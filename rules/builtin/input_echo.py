@@ -8,9 +8,10 @@ from typing import Any
 
 from pydantic import Field
 
+from evigate.rules.contract import excerpt_of, iter_bindings, iter_claims
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.rules.gate.evidence import cited_views, format_ids
-from evigate.rules.gate.session import InvocationView, iter_bindings, iter_claims, text_of
+from evigate.rules.gate.session import InvocationView
 from evigate.rules.text.normalize import compact, fold, weight
 
 _QUOTES = " \t'\"“”‘’`「」"
@@ -22,7 +23,7 @@ DEFAULT_FORMAT_WORDS = [
 
 class InputEchoParams(RuleParams):
     min_found_weight: int = Field(
-        default=6, ge=1, description="content weight an excerpt must keep once the call's own words are removed"
+        ge=1, description="content weight an excerpt must keep once the call's own words are removed"
     )
     format_words: list[str] = Field(
         default_factory=lambda: list(DEFAULT_FORMAT_WORDS),
@@ -56,7 +57,7 @@ class InputEcho(Rule):
         for claim_index, claim in iter_claims(context.data):
             echoes, checked = [], 0
             for _, binding in iter_bindings(claim):
-                excerpt = text_of(binding, "evidence_excerpt")
+                excerpt = excerpt_of(binding)
                 views = cited_views(context, binding)
                 if not excerpt.strip() or not views:
                     continue  # empty excerpts and unknown ids are other rules' business

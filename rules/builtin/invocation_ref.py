@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from evigate.rules.contract import as_invocation_id, iter_bindings, iter_claims, raw_invocation_ids, tool_of
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.gate.session import as_invocation_id, iter_bindings, iter_claims, text_of
 
 
 class InvocationRefParams(RuleParams):
@@ -28,10 +28,9 @@ class InvocationRef(Rule):
         session = context.session
         for claim_index, claim in iter_claims(context.data):
             for binding_index, binding in iter_bindings(claim):
-                raw_ids = binding.get("source_invocation_ids")
-                tool_name = text_of(binding, "tool_name").strip()
+                tool_name = tool_of(binding).strip()
                 problems: list[str] = []
-                for raw in raw_ids if isinstance(raw_ids, list) else []:
+                for raw in raw_invocation_ids(binding):
                     invocation_id = as_invocation_id(raw)
                     if invocation_id is None:
                         continue

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from evigate.rules.contract import BASIS, HYPOTHESIS_TEXT, text_of
 from evigate.rules.gate.actions import iter_user_texts
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.gate.session import SessionIndex, text_of
+from evigate.rules.gate.session import SessionIndex
 from evigate.rules.text.junk import junk_reason, junk_settings, names_evidence
 
 
@@ -48,8 +49,8 @@ class JunkText(Rule):
             if everything is None:  # built once, only when there is something to check
                 everything = _session_text(session)
             why = junk_reason(text, session.query, everything, settings)
-            if why is None and key == "hypothesis_text" and params.require_basis and item is not None:
-                basis, returned = text_of(item, "basis"), _returned_text(session)
+            if why is None and key == HYPOTHESIS_TEXT and params.require_basis and item is not None:
+                basis, returned = text_of(item, BASIS), _returned_text(session)
                 # An entity a tool returned, named in the hypothesis itself, grounds it as well as its basis would.
                 if not (names_evidence(basis, returned, session.query, settings)
                         or names_evidence(text, returned, session.query, settings.entities_only())):

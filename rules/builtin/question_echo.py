@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from evigate.rules.contract import claim_text, iter_claims
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
-from evigate.rules.gate.session import iter_claims, text_of
 from evigate.rules.text.phrases import (
     INTERROGATIVES,
     QUESTION_MARKS,
@@ -47,7 +47,7 @@ class QuestionEcho(Rule):
     def validate(self, context: RuleContext, params: QuestionEchoParams) -> list[RuleFinding]:
         findings: list[RuleFinding] = []
         for index, claim in iter_claims(context.data):
-            text = text_of(claim, "claim_text")
+            text = claim_text(claim)
             if is_question(text, params.question_marks, params.interrogatives, params.openings):
                 opening = opens_with(text, params.openings)
                 asks = question_words(text, params.interrogatives) + ([opening] if opening else [])

@@ -7,10 +7,23 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from evigate.rules.contract import (
+    ACTIONS,
+    ANSWER_VERSION_KEY,
+    BINDINGS,
+    CLAIM_ID,
+    CLAIM_TEXT,
+    CLAIMS,
+    EXCERPT,
+    HYPOTHESES,
+    INVOCATION_IDS,
+    MISSING_INFO,
+    TOOL_NAME,
+)
 from evigate.rules.gate.base import Rule, RuleContext, RuleFinding, RuleParams
 from evigate.signatures import ANSWER_VERSION, DEPRECATED_EXECUTOR_FIELDS, Claim, Hypothesis, RecommendedAction
 
-OPTIONAL_ARRAYS: tuple[str, ...] = ("hypotheses", "recommended_actions", "missing_info")
+OPTIONAL_ARRAYS: tuple[str, ...] = (HYPOTHESES, ACTIONS, MISSING_INFO)
 MAX_ERRORS_PER_ITEM = 6
 
 
@@ -47,7 +60,7 @@ def _pydantic_findings(model: type[BaseModel], item: Any, prefix: str) -> list[R
 
 
 class SchemaExecutorV2Params(RuleParams):
-    required_fields: list[str] = Field(default_factory=lambda: ["answer_version", "claims"])
+    required_fields: list[str] = Field(default_factory=lambda: [ANSWER_VERSION_KEY, CLAIMS])
     deprecated_fields: list[str] = Field(default_factory=lambda: list(DEPRECATED_EXECUTOR_FIELDS))
     answer_version: str = ANSWER_VERSION
 
@@ -75,70 +88,67 @@ class SchemaExecutorV2(Rule):
         for name in params.required_fields:
             if name not in data:
                 findings.append(RuleFinding(name, f"required field '{name}' is missing"))
-        if "answer_version" in data and data["answer_version"] != params.answer_version:
-            got = repr(data["answer_version"])[:80]
+        if ANSWER_VERSION_KEY in data and data[ANSWER_VERSION_KEY] != params.answer_version:
+            got = repr(data[ANSWER_VERSION_KEY])[:80]
             expected = params.answer_version
-            findings.append(RuleFinding("answer_version", f"answer_version must be '{expected}', got {got}"))
+            findings.append(RuleFinding(ANSWER_VERSION_KEY, f"{ANSWER_VERSION_KEY} must be '{expected}', got {got}"))
         for name in params.deprecated_fields:
             if name in data:
                 findings.append(RuleFinding(name, f"deprecated V1 field '{name}' must not appear in a V2 output"))
-        findings.extend(self._claims(data.get("claims"), "claims" in data))
-        findings.extend(self._items(data.get("hypotheses"), "hypotheses", Hypothesis))
-        findings.extend(self._items(data.get("recommended_actions"), "recommended_actions", RecommendedAction))
-        missing_info = data.get("missing_info")
+        findings.extend(self._claims(data.get(CLAIMS), CLAIMS in data))
+        findings.extend(self._items(data.get(HYPOTHESES), HYPOTHESES, Hypothesis))
+        findings.extend(self._items(data.get(ACTIONS), ACTIONS, RecommendedAction))
+        missing_info = data.get(MISSING_INFO)
         if isinstance(missing_info, list):
             findings.extend(
-                RuleFinding(f"missing_info[{index}]", "missing_info entries must be strings")
+                RuleFinding(f"{MISSING_INFO}[{index}]", f"{MISSING_INFO} entries must be strings")
                 for index, item in enumerate(missing_info) if not isinstance(item, str)
             )
         elif missing_info is not None:
-            findings.append(RuleFinding("missing_info", "missing_info must be an array"))
+            findings.append(RuleFinding(MISSING_INFO, f"{MISSING_INFO} must be an array"))
         return findings
 
     def _claims(self, claims: Any, present: bool) -> list[RuleFinding]:
         if not present:
             return []
         if not isinstance(claims, list):
-            return [RuleFinding("claims", "claims must be an array")]
+            return [RuleFinding(CLAIMS, f"{CLAIMS} must be an array")]
         findings: list[RuleFinding] = []
         seen: dict[str, int] = {}
         for index, claim in enumerate(claims):
-            prefix = f"claims[{index}]"
+            prefix = f"{CLAIMS}[{index}]"
             if not isinstance(claim, Mapping):
                 findings.append(RuleFinding(prefix, "a claim must be an object"))
                 continue
             findings.extend(_pydantic_findings(Claim, claim, prefix))
-            findings.extend(_blank_texts(claim, prefix, ("claim_id", "claim_text")))
-            claim_id = claim.get("claim_id")
+            findings.extend(_blank_texts(claim, prefix, (CLAIM_ID, CLAIM_TEXT)))
+            claim_id = claim.get(CLAIM_ID)
             if isinstance(claim_id, str) and claim_id.strip():
                 if claim_id in seen:
                     findings.append(RuleFinding(
-                        f"{prefix}.claim_id", f"claim_id '{claim_id[:80]}' repeats claims[{seen[claim_id]}]"
+                        f"{prefix}.{CLAIM_ID}", f"{CLAIM_ID} '{claim_id[:80]}' repeats {CLAIMS}[{seen[claim_id]}]"
                     ))
                 seen.setdefault(claim_id, index)
-            bindings = claim.get("evidence_bindings")
+            bindings = claim.get(BINDINGS)
             if bindings == []:  # the contract lets it parse; the Gatekeeper is where emptiness is judged
                 findings.append(RuleFinding(
-                    f"{prefix}.evidence_bindings", "claim has no evidence_bindings (format degradation, not forgery)"
+                    f"{prefix}.{BINDINGS}", f"claim has no {BINDINGS} (format degradation, not forgery)"
                 ))
             for position, binding in enumerate(bindings if isinstance(bindings, list) else []):
                 if isinstance(binding, Mapping):
-                    findings.extend(self._binding(binding, f"{prefix}.evidence_bindings[{position}]"))
+                    findings.extend(self._binding(binding, f"{prefix}.{BINDINGS}[{position}]"))
         return findings
 
     @staticmethod
     def _binding(binding: Mapping[str, Any], prefix: str) -> list[RuleFinding]:
-        findings = _blank_texts(binding, prefix, ("tool_name", "evidence_excerpt"))
-        ids = binding.get("source_invocation_ids")
+        findings = _blank_texts(binding, prefix, (TOOL_NAME, EXCERPT))
+        ids = binding.get(INVOCATION_IDS)
         if ids == []:
             findings.append(RuleFinding(
-                f"{prefix}.source_invocation_ids",
-                "binding has no source_invocation_ids (format degradation, not forgery)",
+                f"{prefix}.{INVOCATION_IDS}", f"binding has no {INVOCATION_IDS} (format degradation, not forgery)",
             ))
         if isinstance(ids, list) and any(isinstance(value, bool) for value in ids):
-            findings.append(
-                RuleFinding(f"{prefix}.source_invocation_ids", "invocation ids must be integers, not booleans")
-            )
+            findings.append(RuleFinding(f"{prefix}.{INVOCATION_IDS}", "invocation ids must be integers, not booleans"))
         return findings
 
     @staticmethod

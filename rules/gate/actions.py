@@ -11,11 +11,20 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from evigate.rules.gate.session import InvocationView, SessionIndex, binding_ids, iter_bindings
+from evigate.rules.contract import (
+    ACTIONS,
+    HYPOTHESES,
+    ITEM_TEXTS,
+    MISSING_INFO,
+    NEEDED_EVIDENCE,
+    binding_ids,
+    iter_bindings,
+)
+from evigate.rules.gate.session import InvocationView, SessionIndex
 
 ActionField = str
 """One of ``claims``, ``hypotheses``, ``recommended_actions``, ``missing_info``."""
-ITEM_TARGET = re.compile(r"^(recommended_actions|missing_info|hypotheses)\[(\d+)\]")
+ITEM_TARGET = re.compile(rf"^({ACTIONS}|{MISSING_INFO}|{HYPOTHESES})\[(\d+)\]")
 
 
 def iter_user_texts(
@@ -35,14 +44,14 @@ def iter_user_texts(
                 continue
             if not isinstance(item, Mapping):
                 continue
-            for key in ("claim_text", "hypothesis_text", "basis", "action_text", "reason"):
+            for key in ITEM_TEXTS:
                 value = item.get(key)
                 if isinstance(value, str) and value.strip():
                     yield f"{name}[{index}].{key}", value, item
-            needed = item.get("needed_evidence")
+            needed = item.get(NEEDED_EVIDENCE)
             for position, value in enumerate(needed if isinstance(needed, list) else []):
                 if isinstance(value, str) and value.strip():
-                    yield f"{name}[{index}].needed_evidence[{position}]", value, item
+                    yield f"{name}[{index}].{NEEDED_EVIDENCE}[{position}]", value, item
 
 
 def tool_outputs(session: SessionIndex, exclude_tools: Sequence[str] = ()) -> list[str]:

@@ -12,6 +12,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
+# The tolerant views of executor output live with the contract's field names; re-exported for older importers.
+from evigate.rules.contract import as_invocation_id as as_invocation_id
+from evigate.rules.contract import binding_ids as binding_ids
+from evigate.rules.contract import claim_key as claim_key
+from evigate.rules.contract import iter_bindings as iter_bindings
+from evigate.rules.contract import iter_claims as iter_claims
+from evigate.rules.contract import text_of as text_of
 from evigate.rules.text.entities import Entity, entity_occurs
 from evigate.rules.text.instructions import packed_lines
 from evigate.rules.text.normalize import compact, fold
@@ -210,56 +217,3 @@ def _occurs_in(entity: Entity, parts: Callable[[], Iterable[str]]) -> bool:
         return True
     return compared_across_units(entity) and any(entity_occurs(entity, part) for part in parts())
 
-
-# -- tolerant views of executor output that may violate the schema --------------------------------------------------
-
-
-def iter_claims(data: Mapping[str, Any] | None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(index, claim) for every claim that is an object; anything else is the schema rule's business."""
-    claims = data.get("claims") if isinstance(data, Mapping) else None
-    if isinstance(claims, list):
-        for index, claim in enumerate(claims):
-            if isinstance(claim, dict):
-                yield index, claim
-
-
-def iter_bindings(claim: Mapping[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(index, binding) for every evidence binding of a claim that is an object."""
-    bindings = claim.get("evidence_bindings")
-    if isinstance(bindings, list):
-        for index, binding in enumerate(bindings):
-            if isinstance(binding, dict):
-                yield index, binding
-
-
-def as_invocation_id(value: Any) -> int | None:
-    """An invocation id given as an int, an integral float or a digit string; None for anything else."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
-        return int(value)
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 18:
-        return int(value.strip())
-    return None
-
-
-def binding_ids(binding: Mapping[str, Any]) -> list[int]:
-    """The usable invocation ids of a binding."""
-    ids = binding.get("source_invocation_ids")
-    if not isinstance(ids, list):
-        ids = [ids] if ids is not None else []
-    return [value for value in (as_invocation_id(item) for item in ids) if value is not None]
-
-
-def text_of(obj: Mapping[str, Any], key: str) -> str:
-    """A string field, or "" when missing or not a string."""
-    value = obj.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def claim_key(claim: Mapping[str, Any], index: int) -> str:
-    """The id decisions use for a claim: its claim_id, or its path when it has none."""
-    claim_id = claim.get("claim_id")
-    return claim_id if isinstance(claim_id, str) and claim_id.strip() else f"claims[{index}]"

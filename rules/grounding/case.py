@@ -12,21 +12,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evigate.rules.contract import ANSWER_VERSION_KEY, CLAIM_ID, CLAIMS
 from evigate.rules.grounding.binding import Binding, Passage, bind, content_tokens, make_passages
 from evigate.rules.grounding.sentences import MAX_ANSWER_CHARS, Sentence, split_sentences
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import INVISIBLE, first_visible, fold, is_cjk, squash_whitespace
 from evigate.rules.text.phrases import QUESTION_MARKS, question_words, states_root_cause
-from evigate.signatures import ANSWER_VERSION, ToolInvocation
+from evigate.rules.thresholds import THRESHOLDS
+from evigate.signatures import ANSWER_VERSION, Claim, EvidenceBinding, ToolInvocation
 
 SESSION_ID = "verify"
 TOOL_NAME = "context"
 MAX_CLAIMS = 200
 """Sentences past this many are reported, unjudged, as unsupported: the gate's cost stays bounded."""
-MAX_EXTRA_PASSAGES = 2
+MAX_EXTRA_PASSAGES = THRESHOLDS.grounding.max_extra_passages
 PREVIEW_CHARS = 160
 """How much of an unchecked part of the answer its entry shows."""
-MIN_CLAUSE_TOKENS = 3
+MIN_CLAUSE_TOKENS = THRESHOLDS.grounding.min_clause_tokens
 """A clause with fewer content words is not judged on its own (it is part of its neighbour's statement)."""
 _CLAUSE = re.compile(
     r"[,;:，；：、]|\s[-–—]\s|(?<![a-z])(?:and|but|because|which|while|whereas|although|though|so|since|after|"
@@ -72,7 +74,7 @@ class GroundingCase:
     invocations: list[ToolInvocation]
 
     def claim(self, claim_id: str) -> dict[str, Any]:
-        return next(claim for claim in self.output["claims"] if claim["claim_id"] == claim_id)
+        return next(claim for claim in self.output[CLAIMS] if claim[CLAIM_ID] == claim_id)
 
 
 def asks(text: str) -> bool:
@@ -170,19 +172,19 @@ def _unchecked_tail(answer: str) -> SentenceCase | None:
 
 
 def _claim(claim_id: str, text: str, bindings: Sequence[Binding], passages: Sequence[Passage]) -> dict[str, Any]:
-    return {
-        "claim_id": claim_id,
-        "claim_type": "root_cause" if states_root_cause(text) else "symptom",
-        "claim_text": text,
-        "support_level": "direct",
-        "evidence_bindings": [
-            {
-                "source_type": TOOL_NAME, "source_id": passages[b.passage].name, "tool_name": TOOL_NAME,
-                "source_invocation_ids": [b.passage + 1], "evidence_excerpt": b.span_text(passages),
-            }
+    return Claim(
+        claim_id=claim_id,
+        claim_type="root_cause" if states_root_cause(text) else "symptom",
+        claim_text=text,
+        support_level="direct",
+        evidence_bindings=[
+            EvidenceBinding(
+                source_type=TOOL_NAME, source_id=passages[b.passage].name, tool_name=TOOL_NAME,
+                source_invocation_ids=[b.passage + 1], evidence_excerpt=b.span_text(passages),
+            )
             for b in bindings
         ],
-    }
+    ).model_dump()
 
 
 def build_case(answer: str, context: Sequence[str] | Mapping[str, str] | str) -> GroundingCase:
@@ -228,5 +230,5 @@ def build_case(answer: str, context: Sequence[str] | Mapping[str, str] | str) ->
         if case.unchecked:
             case.claim_id = f"claim-{len(claims) + 1}"
             claims.append(_claim(case.claim_id, case.sentence.text, [], passages))
-    output = {"answer_version": ANSWER_VERSION, "claims": claims}
+    output = {ANSWER_VERSION_KEY: ANSWER_VERSION, CLAIMS: claims}
     return GroundingCase(passages, cases, output, invocations)

@@ -14,6 +14,7 @@ from evigate.rules.grounding.binding import content_tokens
 from evigate.rules.grounding.sentences import split_sentences
 from evigate.rules.text.entities import Entity, entity_occurs, extract_entities
 from evigate.rules.text.normalize import fold
+from evigate.rules.thresholds import THRESHOLDS
 
 NEGATION = re.compile(
     r"(?<![a-z])(?:not|no|never|none|neither|nor|cannot|without)(?![a-z])|n't|(?<![a-z])(?:fail(?:s|ed)?|unable)\s+to"
@@ -28,9 +29,9 @@ CLAUSE_BREAK = re.compile(
     r"[,;:]\s|[;；，：]|\s(?:though|although|while|whereas|but)\s|(?:^|\s)(?:though|although|while|whereas)\s",
     re.IGNORECASE,
 )
-MIN_CLAUSE_TOKENS = 2
+MIN_CLAUSE_TOKENS = THRESHOLDS.grounding.min_contradiction_clause_tokens
 """A clause with fewer content words than this cannot be matched to a span clause with any confidence."""
-MIN_NEGATION_SPAN_COVERAGE = 0.7
+MIN_NEGATION_SPAN_COVERAGE = THRESHOLDS.grounding.min_negation_span_coverage
 
 
 def _same_kind(left: Entity, right: Entity) -> bool:

@@ -26,6 +26,7 @@ from evigate.rules.gate.base import RuleParams
 from evigate.rules.grounding.case import GroundingCase, SentenceCase
 from evigate.rules.grounding.contradiction import changed_values, negation_flipped
 from evigate.rules.text.phrases import states_root_cause
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.rules.verdict.matrix import SEVERITY_ORDER, VerdictDecision, decide_verdict
 from evigate.signatures import ClaimCheck, ClaimVerification, EvidenceRef
 
@@ -35,10 +36,10 @@ PLANTED = "action.planted_instruction"
 class GroundingParams(RuleParams):
     """The thresholds of the code labels (coverage = share of a claim's content words its passages hold)."""
 
-    direct_from: float = Field(default=0.9, ge=0.0, le=1.0)
-    unsupported_below: float = Field(default=0.7, ge=0.0, le=1.0)
+    direct_from: float = Field(default=THRESHOLDS.grounding.direct_from, ge=0.0, le=1.0)
+    unsupported_below: float = Field(default=THRESHOLDS.grounding.unsupported_below, ge=0.0, le=1.0)
     clause_unsupported_below: float = Field(
-        default=0.5, ge=0.0, le=1.0,
+        default=THRESHOLDS.grounding.clause_unsupported_below, ge=0.0, le=1.0,
         description="a claim with a clause (of at least three content words) whose words the passages hold less "
                     "than this is unsupported without a model, whatever the whole sentence's coverage: the invented "
                     "clause decides, not the quoted rest (a model, when given, judges it instead)",

@@ -12,7 +12,8 @@ and by the benchmark's junk metric:
 - an **ungrounded guess**: a hypothesis whose basis names no entity a tool returned and fewer than ``minBasisTerms``
   terms a tool returned that the question does not already say.
 
-Thresholds and the generic vocabulary live in ``junk.yaml`` beside this module. Pure code: texts in, reasons out.
+Thresholds live in ``rules/thresholds.yaml`` (``junk``), the generic vocabulary in ``junk.yaml`` beside this module.
+Pure code: texts in, reasons out.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import CJK_CHARS, compact, fold, weight
 from evigate.rules.text.phrases import is_question
 from evigate.rules.text.words import cjk_runs, ngrams, words
+from evigate.rules.thresholds import THRESHOLDS, Junk
 
 _TOKEN = re.compile(rf"[a-z0-9]+(?:[._\-][a-z0-9]+)*|[{CJK_CHARS}]")
 """Units of a repetition: a word or number, or one CJK character."""
@@ -41,7 +43,7 @@ _EDGES = " \t\r\n,，.。;；:：!！?？、()（）[]【】\"'“”‘’"
 
 @dataclass(frozen=True)
 class JunkSettings:
-    """``junk.yaml``: see the comments there."""
+    """The junk checks' thresholds (``rules/thresholds.yaml`` ``junk``) and generic words (``junk.yaml``)."""
 
     min_run: int
     max_unit_tokens: int
@@ -59,21 +61,16 @@ class JunkSettings:
         return replace(self, min_basis_terms=10**6)
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any]) -> JunkSettings:
+    def from_mapping(cls, data: dict[str, Any], thresholds: Junk = THRESHOLDS.junk) -> JunkSettings:
+        """The vocabulary of ``data`` (``junk.yaml``) with ``thresholds`` (``rules/thresholds.yaml``)."""
         generic = data.get("genericWords") or {}
         words = frozenset(fold(str(word)) for group in generic.values() for word in group or ())
-        return cls(
-            min_run=int(data["minRun"]), max_unit_tokens=int(data["maxUnitTokens"]),
-            min_phrase_weight=int(data["minPhraseWeight"]), min_phrase_repeats=int(data["minPhraseRepeats"]),
-            min_repeated_share=float(data["minRepeatedShare"]), echo_share=float(data["echoShare"]),
-            min_echo_weight=int(data["minEchoWeight"]), min_basis_terms=int(data["minBasisTerms"]),
-            min_word_chars=int(data["minWordChars"]), generic_words=words,
-        )
+        return cls(**thresholds.model_dump(), generic_words=words)
 
 
 @lru_cache(maxsize=1)
 def junk_settings() -> JunkSettings:
-    """The shipped thresholds (``junk.yaml``, read once)."""
+    """The shipped thresholds (``rules/thresholds.yaml``) and vocabulary (``junk.yaml``), read once."""
     text = resources.files("evigate.rules.text").joinpath("junk.yaml").read_text("utf-8")
     return JunkSettings.from_mapping(yaml.safe_load(text))
 

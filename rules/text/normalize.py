@@ -15,6 +15,8 @@ from functools import lru_cache
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 
+from evigate.rules.thresholds import THRESHOLDS
+
 # Everything that is neither a letter, a digit, CJK nor one of the characters that carry meaning inside identifiers,
 # numbers and units (ERR_TIMEOUT, pay-gateway, 5.3s, 92%, /api/pay, #123).
 _SEPARATORS = re.compile(r"[^\w.%/#@+\-]+")
@@ -34,7 +36,7 @@ def first_visible(text: str, start: int = 0) -> int:
     return hit.start() if hit else -1
 MAX_EXCERPT_CHARS = 2000
 """Longer excerpts are scored on their first characters only: this bounds the alignment cost on hostile input."""
-MIN_BLOCK_WEIGHT = 5
+MIN_BLOCK_WEIGHT = THRESHOLDS.text.min_block_weight
 """A matched block lighter than this (a 4-letter run, a CJK pair) is treated as chance."""
 
 
@@ -56,7 +58,7 @@ def compact(folded: str) -> str:
     return _SEPARATORS.sub("", folded)
 
 
-def restates(text: str, other: str, min_similarity: float = 0.8) -> bool:
+def restates(text: str, other: str, min_similarity: float = THRESHOLDS.text.restates_similarity) -> bool:
     """Whether `text` only says `other` again: contained in it, or Indel-similar to it, after folding."""
     text, other = fold(text.strip()), fold(other.strip())
     return bool(text) and (text in other or fuzz.ratio(text, other) >= 100 * min_similarity)
@@ -140,7 +142,7 @@ def _segment_similarity(segment: str, haystack: str, truncated: bool) -> float:
     return _window_coverage(segment.casefold(), _casefolded(haystack), needle)
 
 
-MIN_TRUNCATION_OVERLAP = 6
+MIN_TRUNCATION_OVERLAP = THRESHOLDS.text.min_truncation_overlap
 """Characters of an excerpt that must match the very end of a truncated preview before the rest is excused."""
 MAX_TRUNCATION_NEEDLE = 400
 
@@ -153,7 +155,7 @@ def _runs_past_end(needle: str, haystack: str) -> bool:
     return any(tail.endswith(needle[:size]) for size in range(longest, MIN_TRUNCATION_OVERLAP - 1, -1))
 
 
-MIN_ALIGNED_SCORE = 90.0
+MIN_ALIGNED_SCORE = THRESHOLDS.text.min_aligned_score
 """partial_ratio (0–100) above which an excerpt segment is taken as a near copy of one place in the output."""
 
 
@@ -173,7 +175,7 @@ def aligned_windows(excerpt: str, haystack: str, margin: int = 8) -> list[str]:
     return windows
 
 
-MIN_LOCATED_SCORE = 60.0
+MIN_LOCATED_SCORE = THRESHOLDS.text.min_located_score
 """partial_ratio (0–100) below which an aligned window is no place worth showing as the excerpt's source."""
 
 

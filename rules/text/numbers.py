@@ -14,6 +14,8 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Literal
 
+from evigate.rules.thresholds import THRESHOLDS
+
 Dimension = Literal["time", "percent", "bytes", "times"]
 
 NUMBER = r"([1-9]\d{0,2}(?:,\d{3})+|\d+)(?:\.(\d+))?"
@@ -86,7 +88,7 @@ _LABEL_WORDS = frozenset({
     "killed", "crash", "request", "timeout", "connection", "thread", "instance", "event", "item", "hit", "miss",
 })
 """Only these words label a count (singular form): the word after a number is often a unit-like noun."""
-APPROXIMATE_TOLERANCE = 0.15
+APPROXIMATE_TOLERANCE = THRESHOLDS.text.approximate_tolerance
 
 
 def singular(word: str) -> str:

@@ -12,15 +12,16 @@ from typing import Literal
 
 from evigate.rules.text.entity import Entity
 from evigate.rules.text.normalize import block_coverage, compact, fold
+from evigate.rules.thresholds import THRESHOLDS
 
-RESTATES_COVERAGE = 0.8
+RESTATES_COVERAGE = THRESHOLDS.text.restates_coverage
 """A claim whose text covers this share of a verbatim excerpt restates it: its values must be the excerpt's."""
 
-MIN_RESTATED_CHARS = 12
+MIN_RESTATED_CHARS = THRESHOLDS.text.min_restated_chars
 """An excerpt with fewer characters left (once its values are set aside) is too short to tell restating from
 topical overlap."""
 
-CONTEXT_CHARS = 4
+CONTEXT_CHARS = THRESHOLDS.text.context_chars
 """How much of the text next to a value (compacted) must match for a written value to stand in the place of one."""
 
 NAME_KINDS = frozenset({"service", "identifier"})

@@ -22,19 +22,27 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evigate.rules.gate.session import (
-    InvocationView,
-    SessionIndex,
+from evigate.rules.contract import (
+    CLAIMS,
+    EXCERPT,
+    INVOCATION_IDS,
+    TOOL_NAME,
     binding_ids,
     claim_key,
+    claim_text,
+    excerpt_of,
     iter_bindings,
     iter_claims,
-    text_of,
+    observation_claim,
+    tool_of,
+    with_claims,
 )
+from evigate.rules.gate.session import InvocationView, SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
 from evigate.rules.text.instructions import tells_someone_to_act
 from evigate.rules.text.normalize import compact, fold, weight
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.rules.verdict.confirmation import (
     KNOWLEDGE_TOOLS,
     MIN_CONFIRM_WEIGHT,
@@ -52,17 +60,17 @@ from evigate.rules.verdict.junk_claims import (
 )
 from evigate.rules.verdict.matrix import is_critical
 
-MAX_ANCHOR_OBSERVATIONS = 2
+MAX_ANCHOR_OBSERVATIONS = THRESHOLDS.anchor_observations.max_observations
 """Lines code adds per round: enough to show the user's record and the line beside it, not a log dump."""
 ANCHOR_PREFIX = "observed-"
 ANCHOR_WHY = "added by code: {tool} returned a line naming {anchors} from the question, a direct observation"
 STRONG_KINDS = frozenset({"error_code", "identifier", "address", "version"})
 """Entity kinds that single out a record; a service name alone names a whole stream of lines."""
-MAX_RICHNESS = 8
+MAX_RICHNESS = THRESHOLDS.anchor_observations.max_richness
 """Entities counted when two lines name the same anchors: past this many, a longer line says no more."""
 MAX_TIES_COMPARED = 50
 """Lines naming the same anchors compared for what they say; past this many, the first is as good (cost bound)."""
-MIN_ID_DIGITS = 3
+MIN_ID_DIGITS = THRESHOLDS.anchor_observations.min_id_digits
 """A bare number in the question is an anchor from this many digits on (order 123, not "2 点多")."""
 
 
@@ -169,14 +177,14 @@ def _quoted_invocations(data: Mapping[str, Any], session: SessionIndex, query: s
     claim "notification-service 短信服务商 熔断", bound to the log) leaves the call unquoted, so code may state it."""
     quoted: set[int] = set()
     for _, claim in iter_claims(data):
-        if (not is_critical(claim) or junk_reason(text_of(claim, "claim_text"), query) is not None
+        if (not is_critical(claim) or junk_reason(claim_text(claim), query) is not None
                 or asks_again(claim, session) is not None):
             continue
         for _, binding in iter_bindings(claim):
-            excerpt = compact(fold(text_of(binding, "evidence_excerpt")))
+            excerpt = compact(fold(excerpt_of(binding)))
             if weight(excerpt) < MIN_CONFIRM_WEIGHT:
                 continue
-            tool = text_of(binding, "tool_name")
+            tool = tool_of(binding)
             for view in session.resolve(binding_ids(binding)):
                 if view.tool_name == tool and any(excerpt in part for part in view.returned_cores):
                     quoted.add(view.id)
@@ -199,14 +207,14 @@ def add_anchor_observations(
     documents and that no claim already quotes verbatim. An output without a claims list gets nothing (it is the
     schema rule's business).
     """
-    if not isinstance(data, Mapping) or not isinstance(data.get("claims"), list):
+    if not isinstance(data, Mapping) or not isinstance(data.get(CLAIMS), list):
         return (dict(data) if isinstance(data, Mapping) else None), []
     anchors = question_anchors(query)
     if not anchors or limit <= 0:
         return copy.deepcopy(dict(data)), []
     knowledge = tuple(knowledge_tools)
     result = copy.deepcopy(dict(data))
-    said = [compact(fold(text_of(claim, "claim_text"))) for _, claim in iter_claims(result)]
+    said = [compact(fold(claim_text(claim))) for _, claim in iter_claims(result)]
     taken = {claim_key(claim, index) for index, claim in iter_claims(result)}
     quoted = _quoted_invocations(result, session, query)
     found: list[tuple[int, int, InvocationView, str, list[str]]] = []
@@ -230,17 +238,14 @@ def add_anchor_observations(
         claim_id = f"{ANCHOR_PREFIX}{number}"
         taken.add(claim_id)
         text = observation_text(view.tool_name, line, [view], locale, knowledge)
-        added.append({
-            "claim_id": claim_id, "claim_type": "symptom", "claim_text": text, "support_level": "direct",
-            "evidence_bindings": [{"source_invocation_ids": [view.id], "tool_name": view.tool_name,
-                                   "evidence_excerpt": line}],
-        })
+        added.append(observation_claim(claim_id, "symptom", text,
+                                       {INVOCATION_IDS: [view.id], TOOL_NAME: view.tool_name, EXCERPT: line}))
         rewrites.append(ClaimRewrite(claim_id, "", text, ANCHOR_WHY.format(tool=view.tool_name,
                                                                           anchors=", ".join(named))))
         if len(added) >= limit:
             break
     if added:
-        result["claims"] = [*result["claims"], *added]
+        result[CLAIMS] = [*result[CLAIMS], *added]
     return result, rewrites
 
 
@@ -249,9 +254,9 @@ def without_claims(data: Mapping[str, Any] | None, claim_ids: Iterable[str]) -> 
     if not isinstance(data, Mapping):
         return None
     drop = set(claim_ids)
-    claims = data.get("claims")
+    claims = data.get(CLAIMS)
     if not isinstance(claims, list):
         return dict(data)
     kept = [claim for index, claim in enumerate(claims)
             if not (isinstance(claim, Mapping) and claim_key(claim, index) in drop)]
-    return {**data, "claims": kept}
+    return with_claims(data, kept)

@@ -19,19 +19,24 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evigate.rules.gate.session import (
-    InvocationView,
-    SessionIndex,
+from evigate.rules.contract import (
     binding_ids,
     claim_key,
+    claim_text,
+    claim_type,
+    excerpt_of,
     iter_bindings,
     iter_claims,
-    text_of,
+    support_level,
+    tool_of,
+    with_claims,
 )
+from evigate.rules.gate.session import InvocationView, SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
 from evigate.rules.text.phrases import HEDGE, ROOT_CAUSE, is_question, states_root_cause
 from evigate.rules.text.words import stopwords, terms
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.signatures import CRITICAL_CLAIM_TYPES, ClaimCheck, ClaimVerification, EvidenceRef
 
 KNOWLEDGE_TOOLS: tuple[str, ...] = ("lookup_knowledge",)
@@ -39,7 +44,7 @@ KNOWLEDGE_TOOLS: tuple[str, ...] = ("lookup_knowledge",)
 Any tool whose name contains "knowledge", "runbook" or "kb" is treated the same way."""
 _KNOWLEDGE_NAME = re.compile(r"knowledge|runbook|(?:^|_)kb(?:_|$)|(?:^|_)docs?(?:_|$)", re.IGNORECASE)
 CEILING: ClaimVerification = "reasonable_inference"
-MIN_CONFIRM_WEIGHT = 6
+MIN_CONFIRM_WEIGHT = THRESHOLDS.confirmation.min_confirm_weight
 """A restated text lighter than this (2 per CJK character, 1 per other character) is too generic to confirm."""
 CODE_DETAIL = "confirmed by code: the claim restates the cited output of {ids} verbatim"
 FAVOURABLE = ("direct_observation", "reasonable_inference", "overstated", "unsupported", "external_unknown",
@@ -92,11 +97,11 @@ def is_knowledge_tool(tool_name: str, knowledge_tools: Iterable[str] = KNOWLEDGE
 
 def is_causal(claim: Mapping[str, Any]) -> bool:
     """A root_cause claim, or a claim with causal wording (因为 / 导致 / 由于 / 造成 / because / caused by / …)."""
-    return claim.get("claim_type") == "root_cause" or bool(ROOT_CAUSE.search(fold(text_of(claim, "claim_text"))))
+    return claim_type(claim) == "root_cause" or bool(ROOT_CAUSE.search(fold(claim_text(claim))))
 
 
 def _excerpts(claim: Mapping[str, Any]) -> list[str]:
-    return [text_of(binding, "evidence_excerpt") for _, binding in iter_bindings(claim)]
+    return [excerpt_of(binding) for _, binding in iter_bindings(claim)]
 
 
 def _excerpt_states_cause(claim: Mapping[str, Any]) -> bool:
@@ -107,7 +112,7 @@ def _excerpt_states_cause(claim: Mapping[str, Any]) -> bool:
     and its message "The node was low on resource"): one record reported effect and cause together. Sides quoted
     from different invocations are a link the model drew itself, so they stay capped.
     """
-    text = text_of(claim, "claim_text")
+    text = claim_text(claim)
     entities = extract_entities(text)
     for excerpt in _excerpts(claim):
         if states_root_cause(excerpt) and all(entity_occurs(entity, excerpt) for entity in entities):
@@ -123,7 +128,7 @@ def _excerpt_states_cause(claim: Mapping[str, Any]) -> bool:
     for _, binding in iter_bindings(claim):
         ids = binding_ids(binding)
         if len(ids) == 1:
-            by_invocation.setdefault(ids[0], []).append(fold(text_of(binding, "evidence_excerpt")))
+            by_invocation.setdefault(ids[0], []).append(fold(excerpt_of(binding)))
     for excerpts in by_invocation.values():
         quoted = " ".join(excerpts)
         if all(sum(unit in quoted for unit in side) >= SIDE_COVERAGE * len(side) for side in sides):
@@ -134,7 +139,7 @@ def _excerpt_states_cause(claim: Mapping[str, Any]) -> bool:
 _UNIT_JOINERS = "./:-"
 """A path, URL, version or duration (/api/pay, 5.3s) is one unit."""
 _STOPWORDS = stopwords("core", "function")
-SIDE_COVERAGE = 0.7
+SIDE_COVERAGE = THRESHOLDS.confirmation.side_coverage
 """Share of a side's words (ASCII words of 3+ characters, CJK bigrams) its excerpts must quote."""
 
 
@@ -163,12 +168,12 @@ def ceilings_of(
     ceilings: dict[str, Ceiling] = {}
     for index, claim in iter_claims(normalized):
         key = claim_key(claim, index)
-        tools = [text_of(binding, "tool_name") for _, binding in iter_bindings(claim)]
-        if claim.get("support_level") == "indirect":
+        tools = [tool_of(binding) for _, binding in iter_bindings(claim)]
+        if support_level(claim) == "indirect":
             ceilings[key] = Ceiling(CEILING, "indirect")
         elif is_causal(claim) and not _excerpt_states_cause(claim):
             ceilings[key] = Ceiling(CEILING, "causal")
-        elif (claim.get("claim_type") in CRITICAL_CLAIM_TYPES and tools
+        elif (claim_type(claim) in CRITICAL_CLAIM_TYPES and tools
               and all(is_knowledge_tool(tool, knowledge) for tool in tools)):
             ceilings[key] = Ceiling(CEILING, "knowledge_only")
     return ceilings
@@ -207,7 +212,7 @@ def _cited(session: SessionIndex, claim: Mapping[str, Any]) -> list[InvocationVi
     """Successful invocations of this session the claim's bindings cite, with the binding's tool name."""
     views: dict[int, InvocationView] = {}
     for _, binding in iter_bindings(claim):
-        tool = text_of(binding, "tool_name")
+        tool = tool_of(binding)
         for view in session.resolve(binding_ids(binding)):
             if view.success and view.tool_name == tool:
                 views[view.id] = view
@@ -218,11 +223,11 @@ def restated_by(
     claim: Mapping[str, Any], session: SessionIndex, knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS
 ) -> list[InvocationView]:
     """The cited invocations whose returned text the claim only restates; [] when it says more than they show."""
-    text = text_of(claim, "claim_text")
+    text = claim_text(claim)
     if not text.strip() or is_question(text) or HEDGE.search(fold(text)) or is_causal(claim):
         return []
     views = _cited(session, claim)
-    if claim.get("claim_type") in CRITICAL_CLAIM_TYPES:
+    if claim_type(claim) in CRITICAL_CLAIM_TYPES:
         views = [view for view in views if not is_knowledge_tool(view.tool_name, knowledge_tools)]
     if not views:
         return []
@@ -267,7 +272,7 @@ def asks_again(claim: Mapping[str, Any], session: SessionIndex) -> InvocationVie
     is no finding, whichever call the claim cites.
     """
     bound = [view for _, binding in iter_bindings(claim) for view in session.resolve(binding_ids(binding))]
-    core = compact(strip_attribution(text_of(claim, "claim_text"), (view.tool_name for view in session.in_session)))
+    core = compact(strip_attribution(claim_text(claim), (view.tool_name for view in session.in_session)))
     if weight(core) < MIN_CONFIRM_WEIGHT:
         return None
     others = [view for view in session.in_session if view not in bound]
@@ -317,4 +322,4 @@ def only_remaining(normalized: Mapping[str, Any] | None, remaining: Iterable[str
         return None
     keep = set(remaining)
     claims = [claim for index, claim in iter_claims(normalized) if claim_key(claim, index) in keep]
-    return {**normalized, "claims": claims}
+    return with_claims(normalized, claims)

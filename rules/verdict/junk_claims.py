@@ -21,10 +21,30 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evigate.rules.gate.session import SessionIndex, binding_ids, claim_key, iter_bindings, iter_claims, text_of
+from evigate.rules.contract import (
+    ANSWER_VERSION_KEY,
+    BINDINGS,
+    CLAIM_TEXT,
+    CLAIM_TYPE,
+    CLAIMS,
+    EXCERPT,
+    INVOCATION_IDS,
+    SUPPORT_LEVEL,
+    binding_ids,
+    claim_key,
+    claim_text,
+    claim_type,
+    excerpt_of,
+    iter_bindings,
+    iter_claims,
+    observation_claim,
+    tool_of,
+)
+from evigate.rules.gate.session import SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
 from evigate.rules.text.phrases import HEDGE, ROOT_CAUSE, is_question
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.rules.verdict.confirmation import (
     KNOWLEDGE_TOOLS,
     MIN_CONFIRM_WEIGHT,
@@ -32,7 +52,12 @@ from evigate.rules.verdict.confirmation import (
     is_knowledge_tool,
     restates_header,
 )
+from evigate.signatures import ANSWER_VERSION
 
+MAX_EXCERPT_CHARS = THRESHOLDS.junk_claims.max_excerpt_chars
+MIN_COPIED_WEIGHT = THRESHOLDS.junk_claims.min_copied_weight
+MIN_KEPT_SHARE = THRESHOLDS.junk_claims.min_kept_share
+MAX_SUBJECT_CHARS = THRESHOLDS.junk_claims.max_subject_chars
 REWRITE_TEMPLATE = {"zh": "{tool} 返回：{excerpt}", "en": "{tool} returned: {excerpt}"}
 CALLED_TEMPLATE = {"zh": "{tool}（{subject}）返回：{excerpt}", "en": "{tool} ({subject}) returned: {excerpt}"}
 
@@ -57,18 +82,19 @@ def observation_text(tool: str, excerpt: str, views: Sequence[Any], locale: str 
                 if isinstance(value, bool) or not (isinstance(value, str) or str(key).endswith("id")):
                     continue
                 shown = compact(fold(str(value)))
-                if shown and shown in returned and shown not in needle and len(str(value)) <= 60:
+                if (shown and shown in returned and shown not in needle
+                        and len(str(value)) <= MAX_SUBJECT_CHARS):
                     subject.append(" ".join(str(value).split()))
         break
     if subject and not any(ROOT_CAUSE.search(fold(item)) or HEDGE.search(fold(item)) for item in subject):
         return CALLED_TEMPLATE.get(locale, CALLED_TEMPLATE["zh"]).format(tool=tool, subject=" ".join(subject),
                                                                          excerpt=excerpt)
     return REWRITE_TEMPLATE.get(locale, REWRITE_TEMPLATE["zh"]).format(tool=tool, excerpt=excerpt)
-MAX_EXCERPT_CHARS = 300
 INSTRUCTION = re.compile(
     r"^(?:请|必须|务必|不要|禁止|只能|仅|输出|列出|给出|使用|按照|根据以上|根据上述|根据工具|你是|你需要|作为)"
-    r"|claim_text|evidence_excerpt|support_level|source_invocation_ids|evidence_bindings|claim_type|answer_version"
-    r"|executor_evidence_v2|\bjson\b"
+    + "".join(f"|{re.escape(name)}" for name in (CLAIM_TEXT, EXCERPT, SUPPORT_LEVEL, INVOCATION_IDS, BINDINGS,
+                                                  CLAIM_TYPE, ANSWER_VERSION_KEY, ANSWER_VERSION))
+    + r"|\bjson\b"
     r"|^(?:please|you must|you are|do not|don't|only|output|list|return|use|write|fill|based on the)\b",
     re.IGNORECASE,
 )
@@ -96,7 +122,7 @@ def junk_reason(text: str, query: str = "", instructions: Sequence[str] = ()) ->
     if INSTRUCTION.search(fold(stripped)):
         return "the claim text is an instruction, not a finding"
     core = compact(fold(stripped))
-    if weight(core) >= 8 and any(core in compact(fold(prompt)) for prompt in instructions if prompt):
+    if weight(core) >= MIN_COPIED_WEIGHT and any(core in compact(fold(prompt)) for prompt in instructions if prompt):
         return "the claim text is copied from the prompt"
     return None
 
@@ -121,7 +147,7 @@ def verbatim_start(excerpt: str, views: Sequence[Any]) -> str | None:
     words = excerpt.split()
     for count in range(len(words) - 1, 0, -1):
         start = " ".join(words[:count]).rstrip(",，;；:：")
-        if 2 * weight(compact(fold(start))) < weight(needle):
+        if weight(compact(fold(start))) < MIN_KEPT_SHARE * weight(needle):
             return None
         wanted = squash_whitespace(fold(start))
         dropped = extract_entities(" ".join(words[count:]))
@@ -162,27 +188,26 @@ def rewrite_junk_claims(
     result = copy.deepcopy(dict(data))
     rewrites: list[ClaimRewrite] = []
     for index, claim in iter_claims(result):
-        text = text_of(claim, "claim_text")
+        text = claim_text(claim)
         why = junk_reason(text, query, instructions)
         if why is None:
             continue
         for _, binding in iter_bindings(claim):
-            tool = text_of(binding, "tool_name")
+            tool = tool_of(binding)
             views = [view for view in session.resolve(binding_ids(binding)) if view.success and view.tool_name == tool]
-            excerpt = verbatim_start(squash_whitespace(text_of(binding, "evidence_excerpt"))[:MAX_EXCERPT_CHARS],
+            excerpt = verbatim_start(squash_whitespace(excerpt_of(binding))[:MAX_EXCERPT_CHARS],
                                      views)
             if excerpt is None or not usable_excerpt(excerpt):
                 continue
             if restates_header(excerpt, views):
                 continue  # the tool describing its own call is no observation of the incident
             new_text = observation_text(tool, excerpt.strip(), views, locale, knowledge)
-            claim.update(
-                claim_text=new_text, support_level="direct",
-                evidence_bindings=[{**binding, "evidence_excerpt": excerpt.strip()}],
+            claim.update({
+                CLAIM_TEXT: new_text, SUPPORT_LEVEL: "direct", BINDINGS: [{**binding, EXCERPT: excerpt.strip()}],
                 # A junk text's type is as meaningless as its text: an incident tool's record is a symptom.
-                claim_type="context" if is_knowledge_tool(tool, knowledge) else (
-                    claim.get("claim_type") if claim.get("claim_type") in ("impact", "risk") else "symptom"),
-            )
+                CLAIM_TYPE: "context" if is_knowledge_tool(tool, knowledge) else (
+                    claim_type(claim) if claim_type(claim) in ("impact", "risk") else "symptom"),
+            })
             rewrites.append(ClaimRewrite(claim_key(claim, index), text, new_text, why))
             break
     return result, rewrites
@@ -235,18 +260,18 @@ def add_excerpt_observations(
     knowledge = tuple(knowledge_tools)
     result = copy.deepcopy(dict(data))
     ceilings = ceilings_of(result, knowledge)
-    said = [compact(fold(text_of(claim, "claim_text"))) for _, claim in iter_claims(result)]
+    said = [compact(fold(claim_text(claim))) for _, claim in iter_claims(result)]
     added: list[dict[str, Any]] = []
     rewrites: list[ClaimRewrite] = []
     for index, claim in iter_claims(result):
         key = claim_key(claim, index)
-        text = text_of(claim, "claim_text")
+        text = claim_text(claim)
         if junk_reason(text, query) is not None or not (key in ceilings or HEDGE.search(fold(text))):
             continue  # a junk text is rewritten instead; any other claim may still be observed as written
         for _, binding in iter_bindings(claim):
-            tool = text_of(binding, "tool_name")
+            tool = tool_of(binding)
             views = [view for view in session.resolve(binding_ids(binding)) if view.success and view.tool_name == tool]
-            excerpt = squash_whitespace(text_of(binding, "evidence_excerpt"))
+            excerpt = squash_whitespace(excerpt_of(binding))
             found = _returned_line(excerpt, views) if weight(compact(fold(excerpt))) >= MIN_CONFIRM_WEIGHT else None
             if found is None or not usable_excerpt(found[1]) or restates_header(found[1], [found[0]]):
                 continue
@@ -256,13 +281,11 @@ def add_excerpt_observations(
                 continue
             said.append(core)
             new_text = observation_text(tool, line, [view], locale, knowledge)
-            added.append({
-                "claim_id": f"{key}{OBSERVED_SUFFIX}", "claim_type": "context" if is_knowledge_tool(tool, knowledge)
-                else "symptom", "claim_text": new_text, "support_level": "direct",
-                "evidence_bindings": [{**binding, "source_invocation_ids": [view.id], "evidence_excerpt": line}],
-            })
+            kind = "context" if is_knowledge_tool(tool, knowledge) else "symptom"
+            added.append(observation_claim(f"{key}{OBSERVED_SUFFIX}", kind, new_text,
+                                           {**binding, INVOCATION_IDS: [view.id], EXCERPT: line}))
             rewrites.append(ClaimRewrite(f"{key}{OBSERVED_SUFFIX}", text, new_text, OBSERVED_WHY.format(tool=tool)))
             break
     if added:  # appended: no claim's key moves (an output without a claims list adds nothing)
-        result["claims"] = [*result["claims"], *added]
+        result[CLAIMS] = [*result[CLAIMS], *added]
     return result, rewrites

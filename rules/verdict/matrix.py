@@ -13,9 +13,10 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, ValidationError
 
+from evigate.rules.contract import claim_key, claim_text, claim_type, iter_claims
 from evigate.rules.engine.gatekeeper import claim_ids_of_targets
 from evigate.rules.gate.parsing import ParsedOutput
-from evigate.rules.gate.session import claim_key, iter_claims, text_of
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS, cap, ceilings_of
 from evigate.rules.verdict.rows import SUMMARY_OF, MatrixRow, matrix_rows
 from evigate.signatures import (
@@ -31,10 +32,7 @@ from evigate.signatures import (
     Verdict,
 )
 
-SCORE_OF: dict[str, float] = {
-    "direct_observation": 1.0, "reasonable_inference": 0.6, "overstated": 0.6,
-    "unsupported": 0.0, "external_unknown": 0.0, "contradicted": 0.0,
-}
+SCORE_OF: dict[str, float] = THRESHOLDS.scoring.label_scores
 ALLOWED_VERIFICATIONS = frozenset({"direct_observation", "reasonable_inference"})
 # Least favourable first: when a model checks one claim twice, the worse judgement stands.
 SEVERITY_ORDER = ("contradicted", "external_unknown", "unsupported", "overstated", "reasonable_inference",
@@ -80,8 +78,8 @@ class VerdictDecision(BaseModel):
 
 def is_critical(claim: Mapping[str, Any]) -> bool:
     """§16.1.1: root_cause / symptom / impact / risk are critical; an unknown type is treated as critical too."""
-    claim_type = claim.get("claim_type")
-    return claim_type in CRITICAL_CLAIM_TYPES or claim_type not in NON_CRITICAL_TYPES
+    kind = claim_type(claim)
+    return kind in CRITICAL_CLAIM_TYPES or kind not in NON_CRITICAL_TYPES
 
 
 def _parse_status_value(parse_status: Any) -> str:
@@ -256,7 +254,7 @@ def _effective_labels(
         if critical:
             labels.critical.append(key)
         labels.facts.append(FactChecked(
-            fact=f"{key}: {text_of(claim, 'claim_text')}", verification=FACT_VERIFICATION_OF[verification],
+            fact=f"{key}: {claim_text(claim)}", verification=FACT_VERIFICATION_OF[verification],
             is_critical=critical, evidence_refs=list(chosen_check.evidence_refs) if chosen_check else [],
         ))
     return labels

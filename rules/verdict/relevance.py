@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evigate.rules.gate.session import SessionIndex, binding_ids, claim_key, iter_bindings, iter_claims, text_of
+from evigate.rules.contract import binding_ids, claim_key, claim_text, excerpt_of, iter_bindings, iter_claims
+from evigate.rules.gate.session import SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
 from evigate.rules.text.junk import content_terms, junk_settings
@@ -74,10 +75,10 @@ class QuestionKeys:
 def _claim_side(claim: Mapping[str, Any], session: SessionIndex) -> tuple[str, list[str]]:
     """The claim's text with its cited excerpts, and the arguments of every evidence call it cites (what the call
     was about: query_logs for payment-service returns payment-service's lines, whether or not a line says so)."""
-    parts = [text_of(claim, "claim_text")]
+    parts = [claim_text(claim)]
     inputs: list[str] = []
     for _, binding in iter_bindings(claim):
-        parts.append(text_of(binding, "evidence_excerpt"))
+        parts.append(excerpt_of(binding))
         for view in session.resolve(binding_ids(binding)):
             if view.success and view.invocation.input and not is_knowledge_tool(view.tool_name):
                 inputs.append(" ".join(f"{key}={value}" for key, value in view.invocation.input.items()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evigate.rules.gate.session import claim_key, iter_claims, text_of
+from evigate.rules.contract import claim_key, claim_text, iter_claims
 from evigate.rules.verdict.matrix import VerdictDecision
 from evigate.signatures import RetryContext
 
@@ -37,7 +37,7 @@ def build_retry_context(
         if key in excluded:
             unverifiable = True
             continue
-        text = " ".join(text_of(claim, "claim_text").split())[:MAX_GAP_CHARS] or key
+        text = " ".join(claim_text(claim).split())[:MAX_GAP_CHARS] or key
         verification = decision.effective_checks.get(key, "unsupported")
         if verification in ("unsupported", "external_unknown"):
             gaps.append(GAP_NO_EVIDENCE.format(text=text))

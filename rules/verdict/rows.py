@@ -11,7 +11,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
-from evigate.rules.gate.session import text_of
+from evigate.rules.contract import claim_text, claim_type
 from evigate.rules.text.entities import extract_entities
 from evigate.signatures import ClaimVerification, GatekeeperResult, Verdict
 
@@ -73,8 +73,8 @@ def matrix_rows(
             reject.append(MatrixRow(code="contradicted_critical", claim_id=key,
                                     text=f"§17 REJECT: critical claim {key} is contradicted by the evidence"))
         if key in critical and verification == "external_unknown":
-            named = names_key_entity(text_of(claim, "claim_text"))
-            if claim.get("claim_type") == "root_cause":
+            named = names_key_entity(claim_text(claim))
+            if claim_type(claim) == "root_cause":
                 reject.append(MatrixRow(code="external_root_cause", claim_id=key, text=(
                     f"§17 REJECT: critical claim {key} brings a root cause from outside the evidence")))
             elif named:

@@ -6,16 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evigate.rules.gate.session import binding_ids, iter_bindings, iter_claims
+from evigate.rules.thresholds import THRESHOLDS
 from evigate.signatures import GatekeeperResult, RuleEvaluation, RuleFactor, ToolInvocation
 
-WEIGHTS = {
-    "bound_claim_ratio": 30.0,
-    "excerpt_similarity": 25.0,
-    "invocation_success_ratio": 20.0,
-    "evidence_tool_diversity": 15.0,
-    "gatekeeper_status": 10.0,
-}
-DIVERSITY_TARGET = 3
+WEIGHTS = THRESHOLDS.scoring.weights
+DIVERSITY_TARGET = THRESHOLDS.scoring.diversity_target
+WARN_CREDIT = THRESHOLDS.scoring.warn_credit
 """Citing this many different evidence tools earns the full diversity points."""
 
 
@@ -54,7 +50,7 @@ def score_rule_evaluation(
                     cited_tools.add(row.tool_name)
         bound += good
     excerpt_errors = [e for e in gate.errors if e.rule_id == "evidence.excerpt_similarity"]
-    penalty = sum(1.0 if e.level == "fail" else 0.5 for e in excerpt_errors)
+    penalty = sum(1.0 if e.level == "fail" else WARN_CREDIT for e in excerpt_errors)
     ratios = {
         "bound_claim_ratio": (bound / len(claims) if claims else 0.0,
                               f"{bound}/{len(claims)} claims cite a successful invocation"),
@@ -68,7 +64,9 @@ def score_rule_evaluation(
             min(1.0, len(cited_tools) / DIVERSITY_TARGET),
             f"claims cite {len(cited_tools)} distinct tool(s): {', '.join(sorted(cited_tools)) or 'none'}",
         ),
-        "gatekeeper_status": ({"pass": 1.0, "warn": 0.5, "fail": 0.0}[gate.status], f"gatekeeper status {gate.status}"),
+        "gatekeeper_status": (
+            {"pass": 1.0, "warn": WARN_CREDIT, "fail": 0.0}[gate.status], f"gatekeeper status {gate.status}"
+        ),
     }
     factors = [
         RuleFactor(name=name, points=round(WEIGHTS[name] * ratio, 2), detail=detail)
