@@ -6,8 +6,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from evigate.rules.contract import binding_ids, excerpt_of, iter_bindings, iter_claims
 from evigate.rules.gate.base import RuleContext
-from evigate.rules.gate.session import InvocationView, binding_ids, iter_bindings, iter_claims, text_of
+from evigate.rules.gate.session import InvocationView
 from evigate.rules.text.entities import Entity, extract_entities
 from evigate.rules.text.normalize import excerpt_similarity
 from evigate.rules.text.words import terms
@@ -30,7 +31,7 @@ def cited_excerpts(context: RuleContext) -> Iterator[CitedExcerpt]:
     """Every claim binding whose excerpt can be compared with real calls (what the excerpt rules judge)."""
     for claim_index, claim in iter_claims(context.data):
         for binding_index, binding in iter_bindings(claim):
-            excerpt = text_of(binding, "evidence_excerpt")
+            excerpt = excerpt_of(binding)
             views = cited_views(context, binding)
             if excerpt.strip() and views:
                 target = f"claims[{claim_index}].evidence_bindings[{binding_index}].evidence_excerpt"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from evigate.rules.contract import claim_key, excerpt_of, iter_bindings, iter_claims
 from evigate.rules.gate.base import RuleContext
 from evigate.rules.gate.evidence import cited_views
-from evigate.rules.gate.session import claim_key, iter_bindings, iter_claims, text_of
 from evigate.rules.text.normalize import locate_excerpt
 from evigate.signatures import BindingSpan, GatekeeperError
 
@@ -44,7 +44,7 @@ def matched_spans(context: RuleContext, errors: Iterable[GatekeeperError]) -> li
         claim_id = claim_key(claim, claim_index)
         for binding_index, binding in iter_bindings(claim):
             target = f"claims[{claim_index}].evidence_bindings[{binding_index}]"
-            excerpt = text_of(binding, "evidence_excerpt")
+            excerpt = excerpt_of(binding)
             if target in rejected or not excerpt.strip():
                 continue
             for view in cited_views(context, binding):

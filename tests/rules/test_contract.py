@@ -12,9 +12,6 @@ from evigate.rules import contract
 from evigate.signatures.executor import Claim, EvidenceBinding, ExecutorOutputV2, Hypothesis, RecommendedAction
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PENDING = {"rules/gate/evidence.py", "rules/gate/spans.py"}
-"""Edited by another change of issue 21 at the same time (gatekeeper performance, tokenizing): read through the
-contract once both are merged, then this set is empty."""
 MODELS = (ExecutorOutputV2, Claim, EvidenceBinding, Hypothesis, RecommendedAction)
 
 
@@ -45,7 +42,7 @@ def test_no_core_code_spells_an_executor_field_outside_the_contract() -> None:
     found = []
     for folder in ("rules", "modules", "evigate"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path == ROOT / "rules" / "contract.py" or str(path.relative_to(ROOT)) in PENDING:
+            if path == ROOT / "rules" / "contract.py":
                 continue
             for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
                 if pattern.search(line):
