@@ -135,7 +135,7 @@ class Executor(dspy.Module):
         """
         shared: Any = self.react
         react = copy.copy(shared)
-        react.callbacks = getattr(shared, "callbacks", [])  # (a copy starts without them)
+        react.callbacks = getattr(shared, "callbacks", [])  # dspy.Module.__getstate__ drops them from a copy
         tools = getattr(shared, "tools", {})
         react.tools = {
             name: tool.model_copy(update={"func": self._recorder(toolbox, name)}) if name in self.tool_names else tool

@@ -45,8 +45,7 @@ EXACT: dict[str, set[float]] = {
     "text/numbers.py": {0.001, 1e-06, 60.0, 3600.0, 86400.0, 1024.0, 1e-09},  # unit factors, float tolerance
     "text/occurrence.py": {1e-09},  # float tolerance
     "text/times/stamps.py": {0.001, 60.0, 3600.0, 86400.0, 604800.0, 1e-09},  # seconds per unit, float tolerance
-    # A tie-break (a wider span loses by 0.01 per sentence), not a threshold; the file is edited by another change
-    # of issue 21 (tokenizing) at the same time.
+    # A tie-break (a wider span loses by 0.01 per sentence), not a threshold.
     "grounding/binding.py": {0.01},
 }
 """Floats that are exact constants, not judgement."""
