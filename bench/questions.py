@@ -58,7 +58,7 @@ def record_session(store: Any, question: Any, result: Any, seconds: float, model
         verdict=result.verdict, answer=result.answer, seconds=round(seconds, 2),
         round_seconds=[round(s, 2) for s in _round_seconds(store, result.session_id)],
         composer_input=(evaluation.get("verifier_evaluation") or {}).get("composer_input"),
-        outputs=[inv.output_preview for inv in invocations if inv.success], plan=plan,
+        outputs=[inv.output or inv.output_preview for inv in invocations if inv.success], plan=plan,
         contributions=evaluation.get("contributions"),
     )
 

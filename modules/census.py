@@ -41,6 +41,10 @@ class Candidate:
     skill: Any
     counts: Mapping[str, int]
     time_window: str | None = None
+    widened: bool = False
+    """Found only once the selection was widened to the window alone, and none of its records names the question's
+    handle: the window's code, not the question's. It may still choose the runbook, but it is no anchor of the
+    question (``Plan.evidence_named``)."""
 
     def rationale(self) -> str:
         shown = "，".join(f"{code}={count}" for code, count in list(self.counts.items())[:4])
@@ -61,18 +65,20 @@ def census_filters(tool: Any, entities: Mapping[str, Any], handles: Sequence[str
     return filters
 
 
-def _counts(tool: Any, source: Any, filters: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, Any]]:
+def _counts(tool: Any, source: Any, filters: Mapping[str, Any], lines: int = 1
+            ) -> tuple[dict[str, int], dict[str, Any], str]:
+    """(counts by error code, the output's details, its text) of one census call showing ``lines`` records."""
     args = dict(filters)
     if "limit" in tool.Args.model_fields:
-        args["limit"] = 1  # only the counts are wanted
+        args["limit"] = lines  # mostly only the counts are wanted
     try:
         output = tool.run(tool.Args(**args), source)
     except Exception as exc:  # a census is an aid to planning: without it the planner chooses as before
         logger.warning("error-code census %s(%s) failed: %s", tool.name, args, exc)
-        return {}, {}
+        return {}, {}, ""
     details = output.retrieval_details if isinstance(output.retrieval_details, dict) else {}
     counts = details.get("by_error_code") or {}
-    return {str(code): int(n) for code, n in counts.items() if code and code != "-"}, details
+    return {str(code): int(n) for code, n in counts.items() if code and code != "-"}, details, output.text
 
 
 def _span(details: Mapping[str, Any]) -> str | None:
@@ -82,6 +88,23 @@ def _span(details: Mapping[str, Any]) -> str | None:
     except (KeyError, ValueError):
         return None
     return f"{first - SPAN_MARGIN:%Y-%m-%d %H:%M}/{last + SPAN_MARGIN:%Y-%m-%d %H:%M}"
+
+
+LINK_LINES = 20
+"""Records of a widened code read to see whether they name the question's handle."""
+
+
+def _names_handle(tool: Any, source: Any, selection: Mapping[str, Any], code: str,
+                  filters: Mapping[str, Any]) -> bool:
+    """Whether the records of ``code`` in the widened selection name one of the question's handles (the order-service
+    line "ERR_UPSTREAM_TIMEOUT call product-service … timeout" for a question about product-service): then the code is
+    the question's after all, logged by a neighbour."""
+    if "error_code" not in tool.Args.model_fields:
+        return False
+    _, _, text = _counts(tool, source, {**selection, "error_code": code}, lines=LINK_LINES)
+    folded = text.casefold()
+    handles = [str(value).casefold() for key, value in filters.items() if key != "time_window"]
+    return any(handle and handle in folded for handle in handles)
 
 
 def error_census(
@@ -102,7 +125,7 @@ def error_census(
     for selection in attempts:
         if not selection:
             continue
-        counts, _ = _counts(tool, source, selection)
+        counts, _, _ = _counts(tool, source, selection)
         ranked = dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
         least = 1 if by_record and selection is filters else MIN_BURST
         for code, count in ranked.items():
@@ -111,7 +134,8 @@ def error_census(
                 continue
             window = None
             if not named_window and "error_code" in tool.Args.model_fields:
-                _, details = _counts(tool, source, {**selection, "error_code": code})
+                _, details, _ = _counts(tool, source, {**selection, "error_code": code})
                 window = _span(details)
-            return Candidate(code, count, found[0], ranked, window)
+            widened = selection is not filters and not _names_handle(tool, source, selection, code, filters)
+            return Candidate(code, count, found[0], ranked, window, widened=widened)
     return None

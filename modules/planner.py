@@ -27,6 +27,7 @@ from evigate.domain import Domain, load_domain
 from evigate.domain.skills import fill_placeholders, template_values
 from evigate.modules.census import Candidate, error_census
 from evigate.modules.evidence_view import query_entities, step_key
+from evigate.rules.text.entities import extract_entities
 from evigate.rules.text.words import bigram_overlap, normalize
 from evigate.signatures import Plan, PlanStep, RetryContext
 from evigate.signatures.agents import PlanIncident
@@ -69,7 +70,8 @@ class Planner(dspy.Module):
             return dspy.Prediction(plan=self.sanitize(proposal, query, retry_context), decided_by="rule")
         candidate = self.census(query)
         if candidate is not None:
-            proposal = Plan(skill=candidate.skill.id, rationale=candidate.rationale())
+            proposal = Plan(skill=candidate.skill.id, rationale=candidate.rationale(),
+                            evidence_named=_evidence_named(candidate))
             plan = self.sanitize(proposal, query, retry_context, extra=_candidate_values(candidate))
             return dspy.Prediction(plan=plan, decided_by="evidence")
         shortlist = rank_skills(self.skills, query)[: self.shortlist_size]
@@ -86,7 +88,8 @@ class Planner(dspy.Module):
         """A plan without any model: the census's skill, else the best skill by text match, filled from the query."""
         candidate = self.census(query)
         if candidate is not None:
-            plan = Plan(skill=candidate.skill.id, rationale=candidate.rationale())
+            plan = Plan(skill=candidate.skill.id, rationale=candidate.rationale(),
+                        evidence_named=_evidence_named(candidate))
             return self.sanitize(plan, query, retry_context, extra=_candidate_values(candidate))
         skill = best_skill(self.skills, query)
         plan = Plan(skill=skill.id, rationale="deterministic fallback plan (planner model unavailable)")
@@ -101,6 +104,8 @@ class Planner(dspy.Module):
         entities = self.domain.extract_entities(query)
         if entities.get("error_codes"):
             return None  # the question's own code leads (decisive_skill, or the model among the matches)
+        if unknown_services(query, self.domain):
+            return None  # asked about a service we hold no records of: the window's codes are other services'
         handles = self.domain.vocabulary.incident_handles()
         return error_census(self.registry.get(name), self.source, entities, handles,
                             lambda code: _owners(self.skills, code))
@@ -119,7 +124,8 @@ class Planner(dspy.Module):
         unique: dict[str, PlanStep] = {}
         for step in steps:
             unique.setdefault(step_key(step.tool, step.args), step)
-        return Plan(skill=skill.id, steps=list(unique.values())[:_MAX_STEPS], rationale=proposal.rationale)
+        return Plan(skill=skill.id, steps=list(unique.values())[:_MAX_STEPS], rationale=proposal.rationale,
+                    evidence_named=list(proposal.evidence_named))
 
     def skill_menu(self, skills: Sequence[Any] | None = None) -> str:
         shown = self.skills if skills is None else skills
@@ -170,6 +176,23 @@ class _Shared:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Shared:
         return self
+
+
+def unknown_services(query: str, domain: Domain | Any) -> list[str]:
+    """Names in ``query`` shaped like the domain's services (the same last part: "search-service" beside
+    "payment-service") that the domain does not know. A hyphenated word of another shape ("cache-miss",
+    "read-timeout") is no service name."""
+    known = {name.casefold() for name in domain.vocabulary.services}
+    tails = {name.rsplit("-", 1)[-1] for name in known if "-" in name}
+    named = {entity.text.casefold() for entity in extract_entities(query) if entity.kind == "service"}
+    return sorted(name for name in named if name not in known and "-" in name and name.rsplit("-", 1)[-1] in tails)
+
+
+def _evidence_named(candidate: Candidate) -> list[str]:
+    """The census's code as an anchor of the question, unless only the widened selection (the window alone) named it:
+    a window holds other incidents' records too (measured on the train split: the 09:30 pool exhaustion of
+    payment-service confirmed for a settlement question whose window reached it)."""
+    return [] if candidate.widened else [candidate.code]
 
 
 def _candidate_values(candidate: Candidate) -> dict[str, Any]:

@@ -85,6 +85,8 @@ class Round:
     retry: RetryContext | None
     notes: list[str] = field(default_factory=list)
     flags: set[RoundFlag] = field(default_factory=set)
+    evidence_named: tuple[str, ...] = ()
+    """What the evidence named for the question (the plan's ``evidence_named``), read like its own anchors."""
 
 
 @dataclass
@@ -138,6 +140,7 @@ class RoundRunner:
         """Run one round and return what code decided."""
         current = Round(session_id, query, round_number, retry)
         plan = self._plan(current)
+        current.evidence_named = tuple(plan.evidence_named)
         raw_output, parsed = self._execute(current, plan)
         gated = self._gate(current, raw_output, parsed)
         verifier_trace = self._verifier_trace(current, gated)
@@ -214,7 +217,8 @@ class RoundRunner:
         """Code's claims (docs/confirmation.md §4–4d), then the Gatekeeper; an added claim a rule fails is removed."""
         invocations = self.store.invocations(current.session_id)
         trace_summary = build_tool_trace_summary(invocations, parsed.data, current.retry)
-        session = self.gatekeeper.session_index(invocations, current.session_id, trace_summary, current.query)
+        session = self.gatekeeper.session_index(invocations, current.session_id, trace_summary, current.query,
+                                                current.evidence_named)
         written = parsed.data
         rewrites: list[ClaimRewrite] = []
         observed: list[ClaimRewrite] = []
@@ -244,7 +248,7 @@ class RoundRunner:
     def _validate(self, current: Round, parsed: ParsedOutput, invocations: list[ToolInvocation],
                   trace_summary: list[ToolTraceEntry]) -> GateOutcome:
         return self.gatekeeper.validate(parsed, invocations, current.session_id, trace_summary=trace_summary,
-                                        query=current.query)
+                                        query=current.query, evidence_named=current.evidence_named)
 
     def _verifier_trace(self, current: Round, gated: GatedOutput) -> list[ToolTraceEntry]:
         """V1 truncation priority: the entries the claims cite stay; uncited auxiliary ones go first."""

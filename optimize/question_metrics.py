@@ -84,6 +84,12 @@ def _fixed_lines() -> set[str]:
     from evigate.rules.answer.catalogue import CATALOGUE
 
     texts = [text for words in CATALOGUE.values() for key, text in words.items() if key != "unconfirmed_prefix"]
+    # A fixed action is shown with its fixed reason in the template's brackets ("…重新诊断（现有证据不足以确认结论）").
+    for locale, words in CATALOGUE.items():
+        for key, reason in words.items():
+            action = words.get(key.removesuffix("_reason")) if key.endswith("_reason") else None
+            if action:
+                texts.append(TEMPLATES[locale]["action_reason"].format(action=action, reason=reason))
     return {fold(text.strip()) for text in texts if "{" not in text}
 
 

@@ -21,3 +21,8 @@ class Plan(BaseModel):
     skill: str = Field(description="id of the chosen skill/runbook")
     steps: list[PlanStep] = Field(default_factory=list)
     rationale: str = ""
+    evidence_named: list[str] = Field(
+        default_factory=list,
+        description="what the evidence named for this question when the question did not (the error code of the "
+                    "census of its records): code reads lines naming it as it reads the question's own anchors",
+    )

@@ -186,6 +186,7 @@ class Gatekeeper:
         session_id: str,
         trace_summary: Sequence[ToolTraceEntry | Mapping[str, Any]] | None = None,
         query: str = "",
+        evidence_named: Sequence[str] = (),
     ) -> SessionIndex:
         """The session's evidence index, reused while the same invocation objects are passed (e.g. across rounds).
 
@@ -195,13 +196,14 @@ class Gatekeeper:
         """
         invocations = list(invocations or ())
         trace = list(trace_summary or ())
-        key = (session_id, query, tuple(map(id, invocations)), tuple(map(id, trace)))
+        named = tuple(evidence_named)
+        key = (session_id, query, named, tuple(map(id, invocations)), tuple(map(id, trace)))
         with self._lock:
             cached = self._sessions.get(key)
             if cached is not None:
                 self._sessions.move_to_end(key)
                 return cached[0]
-        index = SessionIndex(invocations, session_id, trace, query, view_of=self._view_of)
+        index = SessionIndex(invocations, session_id, trace, query, view_of=self._view_of, evidence_named=named)
         with self._lock:
             self._sessions[key] = (index, (invocations, trace))
             while len(self._sessions) > SESSION_CACHE_SIZE:
@@ -229,16 +231,18 @@ class Gatekeeper:
         trace_summary: Sequence[ToolTraceEntry | Mapping[str, Any]] | None = None,
         *,
         query: str = "",
+        evidence_named: Sequence[str] = (),
     ) -> GateOutcome:
         """Run every enabled rule. Never raises on data: a rule that crashes fails (closed) with its message.
 
         ``query`` is the user's question: entities it names are not "external" (``claim.external_entity``).
+        ``evidence_named`` is what the evidence named for it (``Plan.evidence_named``; see ``SessionIndex``).
         """
         parsed = _coerce_parsed(parsed)
         schema = self._specs.get("schema.executor_v2")
         optional = ("hypotheses", "recommended_actions", "missing_info")
         normalized = normalize_executor_output(parsed.data, optional) if parsed.status == "valid" else None
-        session = self.session_index(invocations, session_id, trace_summary, query)
+        session = self.session_index(invocations, session_id, trace_summary, query, evidence_named)
         context = RuleContext(
             data=normalized, session=session, parse_status=parsed.status, vocabulary=self._vocabulary
         )

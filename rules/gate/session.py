@@ -125,6 +125,11 @@ def _as_trace(item: ToolTraceEntry | Mapping[str, Any]) -> ToolTraceEntry | None
         return None
 
 
+MAX_EVIDENCE_NAMED = 4
+"""Entries of ``evidence_named`` read (the census names one code)."""
+MAX_NAME_CHARS = 120
+
+
 class SessionIndex:
     """The invocations a gate may consult, split into this session's and other sessions' rows."""
 
@@ -135,8 +140,11 @@ class SessionIndex:
         trace_summary: Iterable[ToolTraceEntry | Mapping[str, Any]] | None = None,
         query: str = "",
         view_of: Callable[[ToolInvocation | Mapping[str, Any]], InvocationView | None] | None = None,
+        evidence_named: Iterable[str] = (),
     ) -> None:
-        """``view_of`` lets a caller reuse views (and their built texts) across the indexes of several rounds."""
+        """``view_of`` lets a caller reuse views (and their built texts) across the indexes of several rounds.
+        ``evidence_named``: what the evidence named for the question when the question did not (``Plan.
+        evidence_named``: the census's error code), read like the question's own anchors."""
         self.session_id = session_id
         self.by_id: dict[int, InvocationView] = {}
         for item in invocations or ():
@@ -149,6 +157,8 @@ class SessionIndex:
         self.in_session = [view for view in self.by_id.values() if view.session_id == session_id]
         self.trace = [entry for entry in (_as_trace(item) for item in trace_summary or ()) if entry is not None]
         self.query = query or ""
+        # Bounded: a plan may come from an injected planner, and every entry is searched in every returned line.
+        self.evidence_named = tuple(str(name)[:MAX_NAME_CHARS] for name in list(evidence_named)[:MAX_EVIDENCE_NAMED])
         self._occurs_cache: dict[tuple[Entity, frozenset[int] | None], bool] = {}
 
     @cached_property

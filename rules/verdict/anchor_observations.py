@@ -6,8 +6,9 @@ returned "order 123: status=FAILED error_code=ERR_TIMEOUT …", and the answer c
 evidence call returned is observed by definition; code need not take the Executor's word for it.
 
 So code reads the question's anchors (its error codes, ids, trace ids, long numbers such as an order id, and
-services) and, for each successful evidence invocation of this session, picks the returned line that names the most
-of them. At most ``MAX_ANCHOR_OBSERVATIONS`` such lines are added as claims "<tool> 返回：<line>" (a ``symptom``,
+services, plus what the evidence named for a question that named no code: ``session_anchors``) and, for each
+successful evidence invocation of this session, picks the returned line that names the most of them. At most
+``MAX_ANCHOR_OBSERVATIONS`` such lines are added as claims "<tool> 返回：<line>" (a ``symptom``,
 ``support_level: direct``, one binding to that invocation), so every Gatekeeper rule and code confirmation judges them
 like any claim. They are observations, never findings: they never lift the verdict (``decide_verdict``'s
 ``observations``), they never come from a knowledge document (a runbook line observes the runbook, not the
@@ -88,6 +89,21 @@ def question_anchors(query: str) -> list[Entity]:
         if key not in seen:
             seen.add(key)
             anchors.append(entity)
+    return anchors
+
+
+def session_anchors(query: str, evidence_named: Iterable[str] = ()) -> list[Entity]:
+    """The question's anchors, then those of what the evidence named for it (``SessionIndex.evidence_named``: the
+    census's error code when the question named none), each once. Asked by symptom, service and time, a question
+    has no code of its own; the census found it in the records the question points at, so a line naming it is as
+    much about the question as a line naming a code the user typed."""
+    anchors = question_anchors(query)
+    seen = {fold(anchor.text) for anchor in anchors}
+    for name in evidence_named:
+        for anchor in question_anchors(name):
+            if fold(anchor.text) not in seen:
+                seen.add(fold(anchor.text))
+                anchors.append(anchor)
     return anchors
 
 
@@ -209,7 +225,7 @@ def add_anchor_observations(
     """
     if not isinstance(data, Mapping) or not isinstance(data.get(CLAIMS), list):
         return (dict(data) if isinstance(data, Mapping) else None), []
-    anchors = question_anchors(query)
+    anchors = session_anchors(query, session.evidence_named)
     if not anchors or limit <= 0:
         return copy.deepcopy(dict(data)), []
     knowledge = tuple(knowledge_tools)

@@ -7,7 +7,8 @@ is it about what the user asked?
 
 A claim is about the question when the claim, its cited excerpts or the call it quotes name
 
-1. one of the question's anchors (its services, error codes, ids, order numbers; ``question_anchors``);
+1. one of the question's anchors (its services, error codes, ids, order numbers; ``question_anchors``), or what the
+   evidence named for it (the census's error code, ``session_anchors``);
 2. one of the question's content terms (CJK bigrams, ASCII words; generic advice and time words excepted,
    ``rules/text/junk.yaml``), so a question by symptom ("收不到短信", "rate limited") can be answered; or
 3. an entity that this session's evidence **links** to the question: an id, code or service of the claim that one
@@ -29,7 +30,7 @@ from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
 from evigate.rules.text.junk import content_terms, junk_settings
 from evigate.rules.text.normalize import fold
-from evigate.rules.verdict.anchor_observations import names_record, question_anchors
+from evigate.rules.verdict.anchor_observations import names_record, session_anchors
 from evigate.rules.verdict.confirmation import is_knowledge_tool
 
 LINK_KINDS = frozenset({"identifier", "error_code", "service", "address"})
@@ -61,8 +62,8 @@ def _has_term(terms: Iterable[str], folded: str) -> bool:
 class QuestionKeys:
     """The question's anchors and content terms, and what a text must name to be about it."""
 
-    def __init__(self, query: str) -> None:
-        self.anchors = question_anchors(query)
+    def __init__(self, query: str, evidence_named: Iterable[str] = ()) -> None:
+        self.anchors = session_anchors(query, evidence_named)
         self.terms = content_terms(query, junk_settings())
 
     def __bool__(self) -> bool:
@@ -108,7 +109,7 @@ def off_topic_claims(normalized: Mapping[str, Any] | None, session: SessionIndex
     query = session.query if query is None else query
     if not query or not query.strip():
         return {}
-    keys = QuestionKeys(query)
+    keys = QuestionKeys(query, session.evidence_named)
     lines: list[str] | None = None
     off: dict[str, str] = {}
     for index, claim in iter_claims(normalized):

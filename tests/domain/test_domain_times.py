@@ -44,6 +44,10 @@ DAY = date(2026, 11, 28)
         ("any 429s last Monday afternoon?", "2026-11-16 12:00/2026-11-16 18:00"),
         ("2026-11-29 凌晨 3 点对账有没有出问题？", "2026-11-29 02:30/2026-11-29 03:30"),
         ("今天早上 6 点多用户收不到通知短信", "2026-11-28 06:00/2026-11-28 07:00"),
+        # a bare hour with a time word around it (no period named: the morning hour, nothing guessed)
+        ("对账又拖到快三点才跑完，财务一早就来催了", "2026-11-28 02:30/2026-11-28 03:30"),
+        ("八点一到商品页就卡死", "2026-11-28 07:30/2026-11-28 08:30"),
+        ("约 10 点支付变慢", "2026-11-28 09:30/2026-11-28 10:30"),
     ],
 )
 def test_named_times_give_the_window(query: str, window: str) -> None:
@@ -59,7 +63,8 @@ def test_a_part_of_the_day_is_a_window_but_no_named_moment() -> None:
     assert extract_query_entities("晚上 8 点商品慢")["time_window"] == "2026-11-28 19:30/2026-11-28 20:30"
 
 
-@pytest.mark.parametrize("query", ["请给出 3 点建议", "晚上 12 点", "25:00", "2026-13-45 10:00", "持续 2 小时",
+@pytest.mark.parametrize("query", ["请给出 3 点建议", "有三点要说", "做到一点", "慢一点就好", "晚上 12 点", "25:00",
+                                   "2026-13-45 10:00", "持续 2 小时",
                                    "能不能快一点", "3 points", "2026-02-30 凌晨"])
 def test_what_is_no_clock_time_is_skipped_not_guessed(query: str) -> None:
     assert named_times(query, DAY) == []

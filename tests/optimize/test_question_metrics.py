@@ -176,3 +176,17 @@ def test_the_products_own_fixed_gaps_and_actions_are_not_junk() -> None:
                          [words[key] for key in words if key.startswith("gap_") and "{" not in words[key]],
                          [words["retry"], words["manual"]])
     assert score_answer(record, INCIDENTS).junk == []
+
+
+def test_the_templates_own_action_with_its_reason_is_no_model_junk() -> None:
+    """The fixed "gather more evidence" step is what the product shows in place of junk; with its fixed reason in
+    the template's brackets it was counted as content-free junk (39 of 41 dev answers of a code-only run)."""
+    for locale in ("zh", "en"):
+        words = CATALOGUE[locale]
+        record = _record("notification-service 6 点 15 分左右的情况帮我看一下", None, [], locale=locale)
+        ci = ComposerInput.model_validate({**(record.composer_input or {}), "recommended_actions": [
+            {"action_text": words["action_more_evidence"], "reason": words["action_more_evidence_reason"]}]})
+        record.composer_input = ci.model_dump(mode="json")
+        record.answer = render_deterministic(ci, locale=locale)
+        assert words["action_more_evidence"] in record.answer
+        assert score_answer(record, INCIDENTS).junk == []

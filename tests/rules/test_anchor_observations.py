@@ -171,3 +171,28 @@ def test_looking_record_numbers_up_among_digit_runs_finds_what_a_scan_finds(ids:
     text = "\n".join(f"ERROR {prefix}{number} ERR_TIMEOUT pay-gateway" for prefix, number in lines)
     assert _present(anchors, text) == [anchor for anchor in anchors if _occurs(anchor, text)]
     assert len({anchor.text for anchor in anchors}) == len(anchors)  # each anchor once, however often it is named
+
+
+def test_what_the_evidence_named_is_read_like_the_questions_own_anchors() -> None:
+    """Issue 18: asked by service and time, the question names no code; the census found it in the records the
+    question points at (``Plan.evidence_named``). Before, nothing of such a question was ever an anchor."""
+    symptom = "payment-service 下午两点那会儿怎么了？"
+    plain = Gatekeeper.default().session_index(INVOCATIONS, SESSION, None, symptom)
+    named = Gatekeeper.default().session_index(INVOCATIONS, SESSION, None, symptom, ("ERR_TIMEOUT",))
+    assert named is not plain and named.evidence_named == ("ERR_TIMEOUT",)
+    data = output(JUNK)
+    assert anchored(data, plain, query=symptom)[1] == []
+    _, additions = anchored(data, named, query=symptom)
+    assert additions and "ERR_TIMEOUT" in additions[0].why
+
+
+@given(st.lists(st.text(max_size=300), max_size=20))
+@settings(max_examples=40, deadline=None)
+def test_evidence_named_is_bounded_and_only_ever_selects_returned_lines(names: list[str]) -> None:
+    index = Gatekeeper.default().session_index(INVOCATIONS, SESSION, None, "怎么了？", tuple(names))
+    assert len(index.evidence_named) <= 4 and all(len(name) <= 120 for name in index.evidence_named)
+    result, additions = anchored(output(JUNK), index, query="怎么了？")
+    returned = [view.raw_preview for view in index.in_session]
+    for item in result["claims"][1:]:
+        assert any(item["evidence_bindings"][0]["excerpt"] in text for text in returned)
+    assert len(additions) == len(result["claims"]) - 1

@@ -28,7 +28,7 @@ LIMITS: dict[str, set[str]] = {
     "builtin/schema_executor_v2.py": {"MAX_ERRORS_PER_ITEM"},  # findings reported per malformed item
     "engine/gatekeeper.py": {"MAX_ERRORS", "MAX_MESSAGE_CHARS", "SESSION_CACHE_SIZE", "VIEW_CACHE_SIZE"},
     "gate/parsing.py": {"MAX_CANDIDATES"},  # JSON candidates tried in one model output
-    "gate/session.py": {"MAX_FLATTEN_CHARS"},  # retrieval details searched
+    "gate/session.py": {"MAX_FLATTEN_CHARS", "MAX_EVIDENCE_NAMED", "MAX_NAME_CHARS"},  # details searched; names read
     "gate/spans.py": {"MAX_SPANS"},  # binding spans recorded
     "grounding/binding.py": {"MAX_TOKENS_PER_SENTENCE", "MAX_POSTINGS"},  # index sizes
     "grounding/case.py": {"MAX_CLAIMS", "PREVIEW_CHARS"},  # sentences judged; text shown of an unchecked part

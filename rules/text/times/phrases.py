@@ -34,6 +34,9 @@ ZH_HOUR = re.compile(
     rf"\s*[点時时](?:\s*(半|(?:[0-5]?\d|[{_ZH_DIGITS}]{{1,3}})\s*分)|\s*(多|过|左右|前后|许))?(\s*(?:以后|之后|后|起|开始))?"
 )
 EN_HOUR = re.compile(r"(?<![\d:.])(1[0-2]|0?\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
+HOUR_BEFORE = re.compile(r"(?:到|快到|到快|从|在|约|大约|大概|差不多|将近|直到|等到)\s*$")
+HOUR_AFTER = re.compile(r"^\s*(?:一到|才|就|那会|那阵|那时|的时候|钟)")
+"""Words that make a bare hour a time: "拖到快三点才跑完", "八点一到就卡死" name hours; "3 点建议" names points."""
 AFTERNOON = frozenset({"午后", "下午", "傍晚", "晚上", "今晚", "夜里", "夜间"})
 AFTER = timedelta(hours=1)
 """How far "4 点半以后" / "4 点起" reaches after the named time."""
@@ -95,7 +98,8 @@ def named_times(query: str, today: date) -> list[NamedTime]:
         period = match.group(1) or period  # "下午两点到两点半": the second time is in the afternoon too
         if any(start < match.end() and match.start() < end for start, end in taken):
             continue  # "2点10" is a clock time already
-        named = _zh_hour(match, day, period)
+        said_as_time = _said_as_time(query, match)
+        named = _zh_hour(match, day, period, said_as_time)
         if named is not None:
             found.append((match.start(), named))
             taken.append(match.span())
@@ -111,6 +115,14 @@ def named_times(query: str, today: date) -> list[NamedTime]:
         start = datetime(day.year, day.month, day.day)
         found = [(0, NamedTime(start, start, start + timedelta(days=1), True))]  # "昨天" alone: the whole day
     return [named for _, named in sorted(found, key=lambda pair: pair[0])]
+
+
+def _said_as_time(query: str, match: re.Match[str]) -> bool:
+    """Whether a time word stands around a bare hour. "一点" is also "a bit" (做到一点, 慢一点就好): only "一点钟"."""
+    after = query[match.end():match.end() + 4]
+    if match.group(2) == "一":
+        return after.lstrip().startswith("钟")
+    return bool(HOUR_BEFORE.search(query[max(0, match.start() - 4):match.start()]) or HOUR_AFTER.match(after))
 
 
 def _meridiem(hour: int, meridiem: str | None) -> int:
@@ -135,11 +147,12 @@ def _zh_number(text: str) -> int | None:
     return value if value >= 0 else None
 
 
-def _zh_hour(match: re.Match[str], today: date, period: str | None) -> NamedTime | None:
+def _zh_hour(match: re.Match[str], today: date, period: str | None, said_as_time: bool = False) -> NamedTime | None:
     hour_text, exact, vague, after = match.group(2), match.group(3), match.group(4), match.group(5)
     hour = _zh_number(hour_text)
-    if hour is None or not (period or exact or vague or after):
-        return None  # a bare "3 点" may be "3 points" (3 点建议): only a period or a minute makes it a time
+    if hour is None or not (period or exact or vague or after or said_as_time):
+        # a bare "3 点" may be "3 points" (3 点建议): only a period, a minute or a time word around it makes it a time
+        return None
     if period in AFTERNOON:
         if hour == 12:
             return None  # 晚上 12 点 is midnight of which day: not guessed
