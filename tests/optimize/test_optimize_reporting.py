@@ -186,3 +186,42 @@ def test_reflection_model_goes_through_the_one_lm_builder_into_gepa(tmp_path: Pa
                                 program_dir=tmp_path / "program", tracking_uri=tracking_uri), lm=lm, data=data)
     assert list(built) == ["openai/reflector"]
     assert received["reflection_lm"] is built["openai/reflector"]
+
+
+def test_cli_table_has_a_ci_column_and_says_whether_each_split_excludes_zero(
+        tmp_path: Path, tracking_uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+    from typer.testing import CliRunner
+
+    from evigate.cli.app import _register_commands, app
+
+    _register_commands()
+    data, lm = scripted_data("verifier", per_split=3)
+    monkeypatch.setattr("evigate.optimize.jobs.load_agent_data", lambda *args, **kwargs: data)
+    monkeypatch.setattr("evigate.optimize.jobs.resolve_lm",
+                        lambda agent, model, injected, threads=None: (lm, model or "dummy"))
+    monkeypatch.setattr("evigate.cli.optimize.console", Console(width=200))  # no column wrapping
+    result = CliRunner().invoke(app, ["optimize", "verifier", "--budget", "2", "--model", "scripted",
+                                      "--program-dir", str(tmp_path / "prog")])
+    assert result.exit_code == 0, result.output
+    assert "95 % CI" in result.output
+    score_row = next(line for line in result.output.splitlines() if " dev " in line and " score " in line)
+    assert "[+0.000, +0.000]" in score_row  # scripted answers are gold before and after: no change at all
+    assert "dev: score Δ +0.000, 95 % CI [+0.000, +0.000] includes zero — no measured change" in result.output
+    assert "test: score Δ" in result.output
+
+
+def test_mipro_minibatch_trials_and_random_search_order_read_from_dspys_shapes() -> None:
+    from types import SimpleNamespace
+
+    from evigate.modules.verifier import Verifier
+
+    program = Verifier()
+    # MIPROv2 with minibatches: a trial holds mb_* (scored on a minibatch) or full_eval_* (the whole dev split).
+    logs = {2: {"mb_program": program, "mb_score": 75.0}, 1: {"full_eval_program": program, "full_eval_score": 50.0}}
+    trials = trials_of("mipro", SimpleNamespace(trial_logs=logs), 0.0)
+    assert [(t.number, t.score, t.scored_on) for t in trials] == [(1, 0.5, "dev"), (2, 0.75, "dev minibatch")]
+    # Random search sorts its candidates by score; trials are numbered in the order DSPy built them (by seed).
+    candidates = [{"score": 90.0, "seed": 0, "program": program}, {"score": 10.0, "seed": -3, "program": program}]
+    trials = trials_of("random-search", SimpleNamespace(candidate_programs=candidates), 0.0)
+    assert [(t.number, t.score, t.extra["candidate_seed"]) for t in trials] == [(1, 0.1, "-3"), (2, 0.9, "0")]
