@@ -4,6 +4,11 @@ The run (experiment ``evigate-<agent>``) holds: params (agent, model, optimizer 
 splits as dataset inputs with digests, baseline and optimized metrics on dev and test (each evaluation also as a
 nested run with DSPy's autologged results), the compile's autologged params/best program, the saved program file,
 a per-claim (per-case for the Composer) results table and, for the Verifier, verdict confusion-matrix PNGs.
+It also holds the paired bootstrap 95 % interval of each delta (optimized − baseline, pairing each example with
+itself by ``case_id``; metrics ``delta_<split>_<metric>`` with ``_ci_low``/``_ci_high`` and ``intervals.json``):
+an interval that excludes zero is a measured change on that split, one that includes zero is not distinguishable
+from noise on these examples. ``program_diff.md`` shows what compiling changed in the instructions and demos, and
+every program the optimizer tried is a child run tagged ``evigate.trial`` (metric ``trial_score``).
 The compiled module is saved as ``<program_dir>/<agent>.json``, where :func:`evigate.load_program` finds it.
 """
 
@@ -29,7 +34,10 @@ from evigate.optimize.data import (
     resolve_program_dir,
 )
 from evigate.optimize.evaluation import EvalResult, TickingMetric, evaluate_agent, metric_for, per_claim_rows
+from evigate.optimize.intervals import Interval, interval_metrics, split_intervals
 from evigate.optimize.optimizers import DEFAULT_BUDGETS, OPTIMIZERS, OptimizerSettings, compile_with
+from evigate.optimize.program_diff import PredictorView, predictor_views, render_diff
+from evigate.optimize.trials import log_trials, trials_of
 from evigate.optimize.verifier_metric import VERDICTS, GateCache, VerifierSummary
 
 StartTask = Callable[[str, int | None], Callable[[], None]]
@@ -76,6 +84,8 @@ class OptimizeResult:
     optimized: dict[str, EvalResult] = field(default_factory=dict)
     compile_seconds: float = 0.0
     seconds: float = 0.0
+    intervals: dict[str, dict[str, Interval]] = field(default_factory=dict)
+    """Split ("dev"/"test") → metric ("score", …) → (delta, low, high): paired bootstrap 95 % interval."""
 
 
 def optimizer_settings(config: OptimizeConfig) -> OptimizerSettings:
@@ -127,6 +137,7 @@ def run_optimize(config: OptimizeConfig, *, student: dspy.Module | None = None, 
             feedback_metric = metric_for(config.agent, feedback=True, gates=gates)
             total = settings.budget if settings.name == "bootstrap" else None
             tick = progress(f"compile ({settings.name}, budget {settings.budget})", total)
+            student_views = predictor_views(student)  # before compile: an optimizer may share the student's state
             compile_started = time.perf_counter()
             compiled = compile_with(
                 settings, student, TickingMetric(metric, tick), TickingMetric(feedback_metric, tick),
@@ -139,7 +150,9 @@ def run_optimize(config: OptimizeConfig, *, student: dspy.Module | None = None, 
             program_path.parent.mkdir(parents=True, exist_ok=True)
             compiled.save(str(program_path))
             record_state_file(program_path)  # load_program loads only files whose digest the manifest holds
+            result.intervals = split_intervals(result.baseline, result.optimized, seed=config.seed)
             _log_results(config, result, data, program_path)
+            _log_program_changes(config, compiled, student_views, result)
     finally:
         tracking.disable_autolog()
     result.seconds = time.perf_counter() - started
@@ -203,11 +216,11 @@ def _log_results(config: OptimizeConfig, result: OptimizeResult, data: AgentData
     for stage, results in (("baseline", result.baseline), ("optimized", result.optimized)):
         for split, evaluation in results.items():
             metrics.update(evaluation.metrics(f"{stage}_{split}_"))
-    for split in ("dev", "test"):
-        metrics[f"delta_{split}_score"] = (
-            result.optimized[split].summary.mean_score - result.baseline[split].summary.mean_score
-        )
+    metrics.update(interval_metrics(result.intervals))
     mlflow.log_metrics(metrics)
+    mlflow.log_dict({split: {metric: dict(zip(("delta", "low", "high"), interval, strict=True))
+                             for metric, interval in by_metric.items()}
+                     for split, by_metric in result.intervals.items()}, "intervals.json")
     mlflow.log_artifact(str(program_path), artifact_path="program")
     rows: list[dict[str, Any]] = []
     for stage, results in (("baseline", result.baseline), ("optimized", result.optimized)):
@@ -218,6 +231,15 @@ def _log_results(config: OptimizeConfig, result: OptimizeResult, data: AgentData
     if config.agent == "verifier":
         log_confusions({f"{stage}_{split}": ev for stage, results in (("baseline", result.baseline),
                         ("optimized", result.optimized)) for split, ev in results.items()})
+
+
+def _log_program_changes(config: OptimizeConfig, compiled: dspy.Module, student_views: dict[str, PredictorView],
+                         result: OptimizeResult) -> None:
+    """The instructions/demos diff as ``program_diff.md`` and every trial as a child run."""
+    import mlflow
+
+    mlflow.log_text(render_diff(student_views, predictor_views(compiled)), "program_diff.md")
+    log_trials(trials_of(config.optimizer, compiled, result.optimized["dev"].summary.mean_score), config.optimizer)
 
 
 def log_confusions(results: dict[str, EvalResult]) -> None:

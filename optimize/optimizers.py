@@ -82,7 +82,8 @@ def compile_with(settings: OptimizerSettings, student: dspy.Module, metric: Any,
             reflection_lm = dspy.settings.lm
         optimizer = dspy.GEPA(
             metric=feedback_metric, max_metric_calls=budget, reflection_lm=reflection_lm,
-            num_threads=settings.num_threads, seed=settings.seed, track_stats=False,
+            # track_stats: detailed_results keeps every candidate and its dev score, which the job logs as trials
+            num_threads=settings.num_threads, seed=settings.seed, track_stats=True,
             reflection_minibatch_size=min(3, len(trainset)),
         )
         return optimizer.compile(student, trainset=trainset, valset=valset or None)

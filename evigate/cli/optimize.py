@@ -138,6 +138,7 @@ def optimize_command(
 ) -> None:
     """Optimize an agent's prompt; prints baseline vs optimized on dev and test and saves the program."""
     _quiet_environment()
+    from evigate.optimize.intervals import format_interval, verdict_line
     from evigate.optimize.jobs import OptimizeConfig, run_optimize, summary_rows
 
     config = OptimizeConfig(
@@ -153,11 +154,15 @@ def optimize_command(
         raise _fail(exc) from exc
     table = Table(title=f"evigate optimize {agent.value} --optimizer {optimizer.value}")
     for column, justify in (("split", "left"), ("metric", "left"), ("baseline", "right"), ("optimized", "right"),
-                            ("Δ", "right")):
+                            ("Δ", "right"), ("95 % CI", "right")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for split, metric, before, after in summary_rows(result):
-        table.add_row(split, metric, f"{before:.3f}", f"{after:.3f}", f"{after - before:+.3f}")
+        interval = result.intervals.get(split, {}).get(metric)
+        table.add_row(split, metric, f"{before:.3f}", f"{after:.3f}", f"{after - before:+.3f}",
+                      format_interval(interval) if interval else "")  # set-level metrics have no paired interval
     console.print(table)
+    for split, intervals in result.intervals.items():
+        console.print(verdict_line(split, intervals))
     console.print(f"saved {result.program_path}; MLflow run {result.run_id} in {result.tracking_uri}; "
                   f"compile {result.compile_seconds:.1f}s, total {result.seconds:.1f}s")
 

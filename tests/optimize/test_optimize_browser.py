@@ -68,3 +68,38 @@ def test_optimization_run_and_metrics_show_in_the_mlflow_ui(tmp_path: Path, trac
         value = metrics[name]
         shown = re.search(re.escape(name) + r" (-?[0-9.e-]+)", run_page)
         assert shown is not None and float(shown.group(1)) == pytest.approx(value, abs=1e-3), name
+
+
+def test_trial_child_runs_compare_side_by_side_in_the_mlflow_ui(tmp_path: Path, tracking_uri: str) -> None:
+    """A random-search job's trials, opened together on MLflow's compare-runs page (driven over CDP)."""
+    import json
+    import urllib.parse
+
+    from tests.serve.cdp import Browser
+
+    plain, _ = scripted_data("verifier", per_split=3)
+    data, lm = scripted_data("verifier", per_split=3, wrong=[plain.splits["dev"][0].case_id])  # scores below 1
+    result = run_optimize(OptimizeConfig(agent="verifier", optimizer="random-search", budget=1, max_demos=1,
+                                         program_dir=tmp_path / "program", tracking_uri=tracking_uri), lm=lm, data=data)
+    children = mlflow.search_runs(experiment_names=["evigate-verifier"], output_format="list",
+                                  filter_string=f"tags.mlflow.parentRunId = '{result.run_id}'")
+    trials = {child.info.run_id: child for child in children if "evigate.trial" in child.data.tags}
+    assert len(trials) == 4  # several trials to compare: zero-shot, labels only, unshuffled, one shuffled
+    query = urllib.parse.urlencode({"runs": json.dumps(list(trials)),
+                                    "experiments": json.dumps([result.experiment_id])})
+    names = json.dumps(sorted(trial.info.run_name for trial in trials.values()))
+    with (MlflowUI(tracking_uri, port=0, log_file=tmp_path / "ui.log") as ui,
+          Browser(tmp_path / "chrome", width=2400) as page):
+        page.goto(f"{ui.url}/#/compare-runs?{query}")
+        # Wait until every trial's name is shown and the metrics table has one trial_score cell per run (the grid
+        # is virtualised: it renders only the columns in view, hence the wide window).
+        text = page.wait_for(
+            "(() => { const t = document.body.innerText; const m = t.split('Metrics\\nShow diff only\\n')[1];"
+            f" return {names}.every((n) => t.includes(n)) && m && m.startsWith('trial_score')"
+            " && m.split('\\nArtifacts')[0].trim().split('\\n').length === 5 && t; })()", timeout=60)
+    columns = re.search(r"Run ID:\t([^\n]+)", text)
+    assert columns is not None
+    shown = text.split("Metrics\nShow diff only\ntrial_score\n")[1].split("\nArtifacts")[0].split("\n")
+    for run_id, value in zip(columns.group(1).split("\t"), shown, strict=True):
+        assert float(value) == pytest.approx(trials[run_id].data.metrics["trial_score"], abs=1e-3), run_id
+    assert any(trial.data.metrics["trial_score"] < 1 for trial in trials.values())
