@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,37 +22,11 @@ from evigate.datasets import (
 )
 from evigate.errors import DatasetError
 from evigate.llm.models import is_local_model
+from evigate.optimize.agent_data import AgentData, balanced_head
 
 STAGE_AGENTS: tuple[str, ...] = ("planner", "executor")
 """Agents scored on the question bank with their stage's inputs cached (``optimize/stage_data.py``)."""
 KNOWN_AGENTS: tuple[str, ...] = ("verifier", "composer", *STAGE_AGENTS)
-
-
-@dataclass
-class AgentData:
-    """Examples per split, the cases behind them by id, dataset rows for MLflow and a digest per split."""
-
-    splits: dict[str, list[dspy.Example]] = field(default_factory=dict)
-    cases: dict[str, Any] = field(default_factory=dict)
-    """Case by id: a VerifierCase, a ComposerCase, a bank ``Question`` (planner) or an ``ExecutorCase``."""
-    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    digests: dict[str, str] = field(default_factory=dict)
-
-
-def balanced_head(cases: Sequence[Any], key: Callable[[Any], str], limit: int | None) -> list[Any]:
-    """The first ``limit`` cases taken round-robin across ``key`` groups, so a cut-down split keeps every verdict."""
-    if limit is None or limit >= len(cases):
-        return list(cases)
-    groups: dict[str, list[Any]] = {}
-    for case in cases:
-        groups.setdefault(key(case), []).append(case)
-    picked: list[Any] = []
-    queues = [list(group) for _, group in sorted(groups.items())]
-    while len(picked) < limit and any(queues):
-        for queue in queues:
-            if queue and len(picked) < limit:
-                picked.append(queue.pop(0))
-    return picked
 
 
 def load_agent_data(agent: str, sets: Sequence[str] = ("demo_world", "holmesgpt"),

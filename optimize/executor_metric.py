@@ -21,7 +21,7 @@ are the Executor's own as written (issue 19's target: at least half).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,7 @@ from evigate.optimize.metric_base import CaseMetric
 COMPONENTS: tuple[str, ...] = ("confirmed", "grounded", "key_facts", "clean", "not_rejected")
 
 
-@dataclass(frozen=True)
+@dataclass
 class ExecutorScore:
     """One question's Executor output scored (see the module docstring); ``.case_id`` is the question id."""
 
@@ -155,7 +155,7 @@ def score_executor(case: ExecutorCase, raw_output: str | None, gatekeeper: Any, 
     )
 
 
-def _judge_claim(key: str, claim: dict[str, Any], direct: set[str], status: dict[str, str], gate: Any,
+def _judge_claim(key: str, claim: dict[str, Any], direct: set[str], status: Mapping[str, str], gate: Any,
                  outputs: Sequence[str], query: str) -> dict[str, Any]:
     from evigate.rules.contract import claim_text
     from evigate.rules.text.entities import entity_occurs, extract_entities

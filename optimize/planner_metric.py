@@ -33,7 +33,7 @@ SKILL_WEIGHT, SERVICES_WEIGHT, WINDOW_WEIGHT = 0.5, 0.25, 0.25
 CODE_DECIDED = ("rule", "evidence")
 
 
-@dataclass(frozen=True)
+@dataclass
 class PlannerScore:
     """One question's plan scored (see the module docstring); ``.case_id`` is the question id."""
 

@@ -22,7 +22,7 @@ import tempfile
 import threading
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -49,7 +49,7 @@ class StageWorld:
         from evigate.store import AuditStore
 
         self._dir = tempfile.TemporaryDirectory(prefix="evigate-stage-world-")
-        self.store = AuditStore(Path(self._dir.name) / "world.duckdb")
+        self.store: Any = cast(Any, AuditStore(Path(self._dir.name) / "world.duckdb"))
         ensure_world(self.store)
         self.domain = demo_domain()
         self.source = self.domain.data_source(self.store)

@@ -18,7 +18,7 @@ import dspy
 
 from evigate.datasets import SPLITS, dataset_digest
 from evigate.datasets.questions import Question, load_questions
-from evigate.optimize.data import AgentData, balanced_head
+from evigate.optimize.agent_data import AgentData, balanced_head
 
 
 def load_stage_data(agent: str, eval_limit: int | None = None, splits: Sequence[str] = SPLITS,
