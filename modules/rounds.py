@@ -15,35 +15,28 @@ from pydantic import ValidationError
 from evigate.errors import StoreError
 from evigate.modules.audit import RoundFlag, RoundState, record_step
 from evigate.modules.calls import AgentCall, call_agent, discarded_step_note
-from evigate.modules.contributions import executor_contribution, failed_claim_reasons, verifier_contribution
+from evigate.modules.contributions import executor_contribution, verifier_contribution
+from evigate.modules.gating import GatedOutput, gate_executor_output
 from evigate.modules.judgement import Judgement, judge, verifier_output_or_none
 from evigate.modules.planner import Planner
 from evigate.modules.progress import Progress
 from evigate.modules.rule_writer import RULE_EVALUATION_WAIT_SECONDS
-from evigate.modules.trace_summary import build_tool_trace_summary, truncate_trace_summary
-from evigate.rules import Gatekeeper, GateOutcome, ParsedOutput, parse_executor_output
-from evigate.rules.gate.session import SessionIndex
-from evigate.rules.verdict.anchor_observations import without_claims
-from evigate.rules.verdict.code_claims import add_code_claims
-from evigate.rules.verdict.junk_claims import ClaimRewrite
+from evigate.modules.trace_summary import truncate_trace_summary
+from evigate.rules import Gatekeeper, ParsedOutput, parse_executor_output
 from evigate.settings import Settings
 from evigate.signatures import (
     Plan,
     RetryContext,
     RoundContribution,
-    ToolInvocation,
     ToolTraceEntry,
     VerifierInput,
     VerifierOutput,
 )
-from evigate.signatures.agents import WriteEvidence
 from evigate.store import AuditStore
 from evigate.tools import Toolbox
 
 VERIFIER_SKIPPED = "not called"
 """How a verifier agent_step row says the model was skipped because code decided every claim."""
-_EXECUTOR_PROMPT: tuple[str, ...] = (WriteEvidence.instructions,)
-"""What the built-in Executor is told: a claim text copied from it is no finding."""
 
 
 def as_plan(value: Any) -> tuple[Plan | None, str | None]:
@@ -87,21 +80,6 @@ class Round:
     flags: set[RoundFlag] = field(default_factory=set)
     evidence_named: tuple[str, ...] = ()
     """What the evidence named for the question (the plan's ``evidence_named``), read like its own anchors."""
-
-
-@dataclass
-class GatedOutput:
-    """The Executor's output after code's claims and the Gatekeeper, with what the later steps need of the round."""
-
-    raw_output: str
-    written: dict[str, Any] | None  # the Executor's own output, before code added or rewrote claims
-    parsed: ParsedOutput
-    gate: GateOutcome
-    session: SessionIndex
-    trace_summary: list[ToolTraceEntry]
-    rewrites: list[ClaimRewrite]
-    observed: list[ClaimRewrite]
-    observations_dropped: dict[str, str]
 
 
 @dataclass
@@ -214,41 +192,16 @@ class RoundRunner:
         return raw_output, parsed
 
     def _gate(self, current: Round, raw_output: str, parsed: ParsedOutput) -> GatedOutput:
-        """Code's claims (docs/confirmation.md §4–4d), then the Gatekeeper; an added claim a rule fails is removed."""
+        """Code's claims, then the Gatekeeper (``modules/gating.py``, shared with the Executor's stage metric)."""
         invocations = self.store.invocations(current.session_id)
-        trace_summary = build_tool_trace_summary(invocations, parsed.data, current.retry)
-        session = self.gatekeeper.session_index(invocations, current.session_id, trace_summary, current.query,
-                                                current.evidence_named)
-        written = parsed.data
-        rewrites: list[ClaimRewrite] = []
-        observed: list[ClaimRewrite] = []
-        if parsed.status == "valid":
-            added = add_code_claims(parsed.data, session, query=current.query, instructions=_EXECUTOR_PROMPT,
-                                    locale=self.settings.locale)
-            rewrites, observed = added.rewrites, added.observed
-            parsed = ParsedOutput(parsed.status, parsed.detail, added.data)
-            current.notes.extend(f"claim {r.claim_id} rewritten by code ({r.why}): {r.new_text[:120]}"
-                                 for r in rewrites)
         self.progress.stage_started("gatekeeper")
-        gate = self._validate(current, parsed, invocations, trace_summary)
-        rejected = {item.claim_id for item in observed} & {*gate.failed_claims, *gate.excluded_claims}
-        dropped = failed_claim_reasons(gate, rejected)
-        if rejected:
-            # An observation code added must never cost the verdict: one a rule fails is dropped, and the gate reruns.
-            current.notes.append(
-                f"observation(s) added by code dropped, a Gatekeeper rule failed them: {sorted(rejected)}")
-            observed = [item for item in observed if item.claim_id not in rejected]
-            rewrites = [item for item in rewrites if item.claim_id not in rejected]
-            parsed = ParsedOutput(parsed.status, parsed.detail, without_claims(parsed.data, rejected))
-            gate = self._validate(current, parsed, invocations, trace_summary)
+        gated = gate_executor_output(self.gatekeeper, invocations, current.session_id, current.query, raw_output,
+                                     parsed, current.retry, self.settings.locale, current.evidence_named)
+        current.notes.extend(gated.notes)
+        gate = gated.gate
         failed = f"; failed: {', '.join(gate.result.failed_rules)}" if gate.result.failed_rules else ""
         self.progress.stage_finished("gatekeeper", ok=True, detail=f"{gate.result.status}{failed}")
-        return GatedOutput(raw_output, written, parsed, gate, session, trace_summary, rewrites, observed, dropped)
-
-    def _validate(self, current: Round, parsed: ParsedOutput, invocations: list[ToolInvocation],
-                  trace_summary: list[ToolTraceEntry]) -> GateOutcome:
-        return self.gatekeeper.validate(parsed, invocations, current.session_id, trace_summary=trace_summary,
-                                        query=current.query, evidence_named=current.evidence_named)
+        return gated
 
     def _verifier_trace(self, current: Round, gated: GatedOutput) -> list[ToolTraceEntry]:
         """V1 truncation priority: the entries the claims cite stay; uncited auxiliary ones go first."""

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,32 +22,11 @@ from evigate.datasets import (
 )
 from evigate.errors import DatasetError
 from evigate.llm.models import is_local_model
+from evigate.optimize.agent_data import AgentData, balanced_head
 
-
-@dataclass
-class AgentData:
-    """Examples per split, the cases behind them by id, dataset rows for MLflow and a digest per split."""
-
-    splits: dict[str, list[dspy.Example]] = field(default_factory=dict)
-    cases: dict[str, VerifierCase | ComposerCase] = field(default_factory=dict)
-    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    digests: dict[str, str] = field(default_factory=dict)
-
-
-def balanced_head(cases: Sequence[Any], key: Callable[[Any], str], limit: int | None) -> list[Any]:
-    """The first ``limit`` cases taken round-robin across ``key`` groups, so a cut-down split keeps every verdict."""
-    if limit is None or limit >= len(cases):
-        return list(cases)
-    groups: dict[str, list[Any]] = {}
-    for case in cases:
-        groups.setdefault(key(case), []).append(case)
-    picked: list[Any] = []
-    queues = [list(group) for _, group in sorted(groups.items())]
-    while len(picked) < limit and any(queues):
-        for queue in queues:
-            if queue and len(picked) < limit:
-                picked.append(queue.pop(0))
-    return picked
+STAGE_AGENTS: tuple[str, ...] = ("planner", "executor")
+"""Agents scored on the question bank with their stage's inputs cached (``optimize/stage_data.py``)."""
+KNOWN_AGENTS: tuple[str, ...] = ("verifier", "composer", *STAGE_AGENTS)
 
 
 def load_agent_data(agent: str, sets: Sequence[str] = ("demo_world", "holmesgpt"),
@@ -56,11 +34,18 @@ def load_agent_data(agent: str, sets: Sequence[str] = ("demo_world", "holmesgpt"
                     data_path: str | Path | None = None) -> AgentData:
     """Load an agent's fixtures; ``eval_limit`` caps the dev and test splits (never train). ``data_path`` reads a
     team's own fixtures instead of the shipped sets (``--data``)."""
+    if agent in STAGE_AGENTS:
+        if data_path is not None:
+            raise DatasetError(f"--data is not supported for the {agent}: its examples are the question bank's "
+                               "(datasets/data/question_bank.yaml) scored against the demo world's truth")
+        from evigate.optimize.stage_data import load_stage_data
+
+        return load_stage_data(agent, eval_limit, splits)
     data = AgentData()
     own: list[Any] | None = None
     if data_path is not None:
         if agent not in ("verifier", "composer"):
-            raise ValueError(f"unknown agent {agent!r}; known: verifier, composer")
+            raise ValueError(f"unknown agent {agent!r}; known: {', '.join(KNOWN_AGENTS)}")
         own = load_own_cases(data_path, "verifier" if agent == "verifier" else "composer")
     for split in splits:
         if agent == "verifier":
@@ -77,7 +62,7 @@ def load_agent_data(agent: str, sets: Sequence[str] = ("demo_world", "holmesgpt"
             data.splits[split] = [composer_example(case) for case in cases]
             data.rows[split] = [_composer_row(case) for case in cases]
         else:
-            raise ValueError(f"unknown agent {agent!r}; known: verifier, composer")
+            raise ValueError(f"unknown agent {agent!r}; known: {', '.join(KNOWN_AGENTS)}")
         if own is not None and not cases:
             raise DatasetError(f"{data_path}: no {agent} cases with split {split!r} (a job needs train, dev and test; "
                                "eval needs the split it scores)")
@@ -114,7 +99,11 @@ def new_module(agent: str) -> dspy.Module:
         from evigate.modules.composer import Composer
 
         return Composer()
-    raise ValueError(f"unknown agent {agent!r}; known: verifier, composer")
+    if agent in STAGE_AGENTS:
+        from evigate.optimize.stage_data import new_stage_module
+
+        return new_stage_module(agent)
+    raise ValueError(f"unknown agent {agent!r}; known: {', '.join(KNOWN_AGENTS)}")
 
 
 def load_saved_module(agent: str, program_dir: str | Path | None = None) -> tuple[dspy.Module, Path | None]:
@@ -141,13 +130,20 @@ def resolve_program_dir(program_dir: str | Path | None) -> Path:
 LOCAL_EVAL_LIMIT = 6
 """Default dev/test cap for ``local/`` models: on 2 CPU cores one Verifier call takes minutes, so an unbounded
 evaluation of ~60 examples per split would not finish in any useful time. ``--eval-limit`` overrides it."""
+STAGE_LOCAL_EVAL_LIMITS: dict[str, int | None] = {"planner": None, "executor": 30}
+"""The stage agents' caps for local models: the Planner's model decides only the questions code cannot (7 of dev's
+41), so all of them; the Executor makes one model call per question, so 30 (the issue's floor for a paired
+interval), incident-balanced."""
 
 
-def default_eval_limit(eval_limit: int | None, model_name: str) -> int | None:
-    """``eval_limit`` if given (0 = everything), else :data:`LOCAL_EVAL_LIMIT` for local models, else everything."""
+def default_eval_limit(eval_limit: int | None, model_name: str, agent: str | None = None) -> int | None:
+    """``eval_limit`` if given (0 = everything), else for local models :data:`LOCAL_EVAL_LIMIT` (the stage agents':
+    :data:`STAGE_LOCAL_EVAL_LIMITS`), else everything."""
     if eval_limit is not None:
         return eval_limit or None
-    return LOCAL_EVAL_LIMIT if is_local_model(model_name) else None
+    if not is_local_model(model_name):
+        return None
+    return STAGE_LOCAL_EVAL_LIMITS.get(agent or "", LOCAL_EVAL_LIMIT)
 
 
 def resolve_lm(agent: str, model: str | None, lm: Any, llm_threads: int | None = None) -> tuple[Any, str]:

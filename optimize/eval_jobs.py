@@ -62,7 +62,7 @@ def run_eval(agent: str, split: str = "dev", *, model: str | None = None, progra
         if name not in modules:
             modules[name], state_files[name] = load_saved_module(name, program_dir)
     lm, model_name = resolve_lm(data_agent, model, lm, llm_threads)
-    eval_limit = default_eval_limit(eval_limit, model_name)
+    eval_limit = default_eval_limit(eval_limit, model_name, data_agent)
     data = load_agent_data(data_agent, sets, eval_limit, splits=(split,), data_path=data_path)
     uri = tracking.configure(tracking_uri)
     tracking.ensure_experiment(agent, uri)
@@ -88,7 +88,8 @@ def run_eval(agent: str, split: str = "dev", *, model: str | None = None, progra
                 if agent == "verifier":
                     log_confusions({split: evaluation})
             mlflow.log_metrics(metrics)
-            tracking.log_table(rows, "per_claim_results.json" if agent != "composer" else "per_case_results.json")
+            tracking.log_table(rows, "per_claim_results.json" if agent in ("verifier", "program")
+                              else "per_case_results.json")
             run_id = run.info.run_id
     finally:
         tracking.disable_autolog()

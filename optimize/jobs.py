@@ -33,7 +33,14 @@ from evigate.optimize.data import (
     resolve_lm,
     resolve_program_dir,
 )
-from evigate.optimize.evaluation import EvalResult, TickingMetric, evaluate_agent, metric_for, per_claim_rows
+from evigate.optimize.evaluation import (
+    EvalResult,
+    TickingMetric,
+    evaluate_agent,
+    metric_for,
+    per_claim_rows,
+    summary_keys,
+)
 from evigate.optimize.intervals import Interval, interval_metrics, split_intervals
 from evigate.optimize.optimizers import DEFAULT_BUDGETS, OPTIMIZERS, OptimizerSettings, compile_with
 from evigate.optimize.program_diff import PredictorView, predictor_views, render_diff
@@ -114,7 +121,7 @@ def run_optimize(config: OptimizeConfig, *, student: dspy.Module | None = None, 
     if data is None and config.data_path is not None:  # a team's file is checked before any model is loaded
         load_agent_data(config.agent, (), None, data_path=config.data_path)
     lm, model_name = resolve_lm(config.agent, config.model, lm, config.llm_threads)
-    eval_limit = default_eval_limit(config.eval_limit, model_name)
+    eval_limit = default_eval_limit(config.eval_limit, model_name, config.agent)
     data = data if data is not None else load_agent_data(config.agent, config.sets, eval_limit,
                                                              data_path=config.data_path)
     if config.optimizer == "gepa" and reflection_lm is None and config.reflection_model:
@@ -258,7 +265,6 @@ def summary_rows(result: OptimizeResult) -> Sequence[tuple[str, str, float, floa
     rows = []
     for split in ("dev", "test"):
         before, after = result.baseline[split].metrics(), result.optimized[split].metrics()
-        keys = ["score", "claim_macro_f1", "verdict_accuracy", "wrong_pass_count"] if "claim_macro_f1" in before \
-            else ["score", "clean_rate", "coverage", "expression"]
+        keys = summary_keys(before)
         rows.extend((split, key, before[key], after[key]) for key in keys)
     return rows

@@ -22,12 +22,16 @@ console = Console()
 class EvalAgent(StrEnum):
     verifier = "verifier"
     composer = "composer"
+    planner = "planner"
+    executor = "executor"
     program = "program"
 
 
 class OptimizeAgent(StrEnum):
     verifier = "verifier"
     composer = "composer"
+    planner = "planner"
+    executor = "executor"
 
 
 class Optimizer(StrEnum):
@@ -46,7 +50,10 @@ SETS_HELP = "Verifier sets, comma-separated: demo_world, holmesgpt"
 MODEL_HELP = "model string, e.g. local/qwen2.5-coder-0.5b or openai/gpt-4o-mini (default: the agent's in settings)"
 TRACKING_HELP = "MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///./mlruns.db)"
 DATA_HELP = ("a team's own labelled fixtures (file or directory, formats of datasets/README.md, or sessions labelled "
-             "with `evigate label`) instead of the shipped sets")
+             "with `evigate label`) instead of the shipped sets; verifier and composer only (planner and executor "
+             "are scored on the question bank)")
+AGENT_HELP = ("verifier / composer: their fixtures; planner / executor: the question bank, scored by code against the "
+              "demo world (executor: plan mode over cached tool outputs); program: verifier → composer")
 LLM_THREADS_HELP = "llama.cpp threads for local models (default: the engine's; use 1 when other work holds a core)"
 
 
@@ -78,14 +85,14 @@ def _fail(exc: Exception) -> typer.Exit:
 
 @app.command("eval")
 def eval_command(
-    agent: EvalAgent = typer.Option(EvalAgent.verifier, "--agent", help="what to evaluate"),
+    agent: EvalAgent = typer.Option(EvalAgent.verifier, "--agent", help=AGENT_HELP),
     split: EvalSplit = typer.Option(EvalSplit.dev, "--split", help="fixture split"),
     model: str = typer.Option(None, "--model", help=MODEL_HELP),
     program_dir: Path = typer.Option(None, "--program-dir", help="saved program (default: settings program_dir)"),
     sets: str = typer.Option("demo_world,holmesgpt", "--sets", help=SETS_HELP),
     limit: int = typer.Option(None, "--limit", min=0,
-                              help="evaluate at most N examples, verdict-balanced (default: 6 for local models, "
-                                   "else all; 0 = all)"),
+                              help="evaluate at most N examples, verdict-balanced (default for local models: 6; "
+                                   "planner all, executor 30, incident-balanced; else all; 0 = all)"),
     threads: int = typer.Option(1, "--threads", min=1, help="parallel calls (keep 1 for the local model)"),
     llm_threads: int = typer.Option(None, "--llm-threads", min=1, help=LLM_THREADS_HELP),
     tracking_uri: str = typer.Option(None, "--tracking-uri", help=TRACKING_HELP),
@@ -114,7 +121,8 @@ def eval_command(
 
 @app.command("optimize")
 def optimize_command(
-    agent: OptimizeAgent = typer.Argument(..., help="agent to optimize"),
+    agent: OptimizeAgent = typer.Argument(..., help="agent to optimize (planner / executor: on the question bank with "
+                                                    "their inputs cached, see datasets/README.md)"),
     optimizer: Optimizer = typer.Option(Optimizer.bootstrap, "--optimizer", help="DSPy optimizer"),
     budget: int = typer.Option(
         None, "--budget", min=1,
@@ -128,8 +136,8 @@ def optimize_command(
     max_demos: int = typer.Option(2, "--max-demos", min=0, help="bootstrapped demos per predictor"),
     labeled_demos: int = typer.Option(0, "--labeled-demos", min=0, help="gold-labelled demos per predictor"),
     eval_limit: int = typer.Option(None, "--eval-limit", min=0,
-                                   help="cap dev and test at N examples each, verdict-balanced (default: 6 for "
-                                        "local models, else all; 0 = all)"),
+                                   help="cap dev and test at N examples each, verdict-balanced (default for local "
+                                        "models: 6; planner all, executor 30; else all; 0 = all)"),
     threads: int = typer.Option(1, "--threads", min=1, help="parallel calls (keep 1 for the local model)"),
     seed: int = typer.Option(0, "--seed"),
     llm_threads: int = typer.Option(None, "--llm-threads", min=1, help=LLM_THREADS_HELP),

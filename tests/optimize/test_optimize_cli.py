@@ -44,7 +44,9 @@ def test_eval_prints_metrics(tmp_path: Path, tracking_uri: str, monkeypatch: pyt
 
 
 def test_cli_rejects_unknown_choices_and_reports_errors(tracking_uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert runner.invoke(app, ["optimize", "planner"]).exit_code == 2
+    assert runner.invoke(app, ["optimize", "router"]).exit_code == 2
+    refused = runner.invoke(app, ["eval", "--agent", "planner", "--data", "team.jsonl"])
+    assert refused.exit_code == 2 and "not supported for the planner" in refused.output
     assert runner.invoke(app, ["optimize", "verifier", "--optimizer", "annealing"]).exit_code == 2
     assert runner.invoke(app, ["eval", "--split", "holdout"]).exit_code == 2
 
