@@ -169,6 +169,7 @@ class DiagnosisProgram(dspy.Module):
             verifier_trace_entries=self.verifier_trace_entries,
             rule_evaluation_wait_seconds=self.rule_evaluation_wait_seconds,
             progress=Progress(observer),
+            program=self.program_choice.record(),
         )
 
     # -- the program ---------------------------------------------------------------------------------------------

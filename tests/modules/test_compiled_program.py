@@ -127,3 +127,27 @@ def test_the_real_shipped_program_is_valid_and_its_digests_verify(world_db: Path
     program = DiagnosisProgram.from_settings(database=world_db)
     assert program.program_choice.source == "shipped"
     assert program.program_choice.compiled == manifest["agents"]  # compiled for the embedded default model
+
+
+def test_the_session_records_which_program_answered_and_show_prints_it(shipped: Path, private_world: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evigate.cli.app import _register_commands, app
+    from tests.modules.scripted import ScriptedComposer, ScriptedExecutor, ScriptedPlanner, ScriptedVerifier
+    from tests.modules.test_program_routing import QUERY, good_claims
+
+    program = DiagnosisProgram.from_settings(
+        database=private_world, planner=ScriptedPlanner(), executor=ScriptedExecutor(good_claims),
+        verifier=ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "direct_observation"}),
+        composer=ScriptedComposer(),
+    )
+    result = program(query=QUERY)
+    recorded = program.store.session(result.session_id)["settings"]["program"]
+    program.store.close()
+    assert recorded == program.program_choice.record() and recorded["source"] == "shipped"
+    assert recorded["builtin_agents"]["verifier"].startswith("injected")
+    _register_commands()
+    shown = CliRunner().invoke(app, ["show", result.session_id, "--database", str(private_world)])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.output.split())
+    assert "program: shipped" in text and "· compiled agents: none" in text  # (the path may wrap)
