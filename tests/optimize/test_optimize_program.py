@@ -148,3 +148,43 @@ def test_compare_programs_asks_both_and_pairs_useful_by_question(world_db: Path,
     assert comparison.compiled.asked == comparison.builtin.asked == 2 and comparison.compiled.ran == 2
     assert comparison.useful_delta[0] == 0.0  # the same scripted program on both sides
     assert comparison.p50_ratio is not None and json.dumps(comparison.metrics())
+
+
+def test_the_loop_ask_label_optimize_then_deploy_by_program_dir(
+    private_world: Path, tmp_path: Path, tracking_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ask → `evigate label` → fill in → `optimize verifier --data` → EVIGATE_PROGRAM_DIR: the next program runs the
+    team's compiled Verifier instead of the shipped program."""
+    import yaml
+    from dspy.utils import DummyLM
+
+    from evigate.datasets import load_own_cases
+    from tests.modules.scripted import ScriptedComposer, ScriptedExecutor, ScriptedPlanner, ScriptedVerifier
+    from tests.modules.test_program_routing import LOG_FACT, QUERY, good_claims
+    from tests.optimize.conftest import verifier_answer
+    from tests.optimize.test_own_incidents import _fill, _label
+
+    monkeypatch.delenv("EVIGATE_PROGRAM_DIR", raising=False)
+    asked = DiagnosisProgram.from_settings(
+        database=private_world, planner=ScriptedPlanner(), executor=ScriptedExecutor(good_claims),
+        verifier=ScriptedVerifier({"claim-1": "direct_observation", "claim-2": "overstated"}),
+        composer=ScriptedComposer(),
+    )
+    session_id = asked(query=QUERY).session_id
+    asked.store.close()
+    skeleton = _label(session_id, private_world, tmp_path / "skeleton.yaml")
+    folder = tmp_path / "ours"
+    folder.mkdir()
+    for split in ("train", "dev", "test"):
+        filled = _fill(skeleton, split, case_id=f"ours-{split}")
+        (folder / f"{split}.yaml").write_text(yaml.safe_dump(filled, allow_unicode=True), "utf-8")
+    lm = DummyLM({LOG_FACT: verifier_answer(load_own_cases(folder, "verifier")[0])}, adapter=dspy.JSONAdapter())
+    ours = tmp_path / "artifacts" / "ours"
+    run_optimize(OptimizeConfig(agent="verifier", budget=1, max_demos=1, labeled_demos=1, program_dir=ours,
+                                tracking_uri=tracking_uri, data_path=folder), lm=lm)
+    saved_demos = json.loads((ours / "verifier.json").read_text())["judge"]["demos"]
+
+    monkeypatch.setenv("EVIGATE_PROGRAM_DIR", str(ours))
+    deployed = DiagnosisProgram.from_settings(database=private_world)
+    assert (deployed.program_choice.source, deployed.program_choice.compiled) == ("configured", ["verifier"])
+    assert len(deployed.verifier.judge.demos) == len(saved_demos) >= 1
