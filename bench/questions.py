@@ -69,8 +69,14 @@ def compare_compiled(questions: Sequence[Any], model: str, settings: str | None,
 
     workdir = Path(tempfile.mkdtemp(prefix="evigate-questions-"))
     overrides: dict[str, Any] = {} if settings else {"models": {"default": model}}
-    compiled = DiagnosisProgram.from_settings(settings, database=workdir / "compiled.duckdb", **overrides)
-    builtin = builtin_program(settings, database=workdir / "builtin.duckdb", **overrides)
+    from evigate.errors import ConfigError
+
+    try:
+        compiled = DiagnosisProgram.from_settings(settings, database=workdir / "compiled.duckdb", **overrides)
+        builtin = builtin_program(settings, database=workdir / "builtin.duckdb", **overrides)
+    except ConfigError as exc:  # a damaged shipped program, or a configured program_dir on both sides
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"  compiled program: {compiled.program_choice.record()}")
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as sink:

@@ -188,3 +188,15 @@ def test_the_loop_ask_label_optimize_then_deploy_by_program_dir(
     deployed = DiagnosisProgram.from_settings(database=private_world)
     assert (deployed.program_choice.source, deployed.program_choice.compiled) == ("configured", ["verifier"])
     assert len(deployed.verifier.judge.demos) == len(saved_demos) >= 1
+
+
+def test_compare_compiled_refuses_to_compare_a_configured_program_with_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.bench.scripts import load_bench
+
+    (tmp_path / "ours").mkdir()
+    monkeypatch.setenv("EVIGATE_PROGRAM_DIR", str(tmp_path / "ours"))
+    bench = load_bench("questions")
+    assert bench.main(["--split", "test", "--limit", "1", "--compare-compiled", "--out", str(tmp_path / "a")]) == 2
+    assert "unset program_dir / EVIGATE_PROGRAM_DIR to compare" in " ".join(capsys.readouterr().err.split())
