@@ -29,7 +29,7 @@ from evigate.modules.rule_writer import RULE_EVALUATION_WAIT_SECONDS
 from evigate.modules.saved_state import write_program_manifest
 from evigate.modules.verifier import Verifier
 from evigate.rules import Gatekeeper
-from evigate.settings import AGENTS, AgentName, Settings, load_settings
+from evigate.settings import AGENTS, Settings, load_settings
 from evigate.signatures import DiagnosisResult
 from evigate.signatures.query import check_query
 from evigate.store import AuditStore
@@ -112,19 +112,21 @@ class DiagnosisProgram(dspy.Module):
             "verifier": Verifier,
             "composer": Composer,
         }
-        agents = {name: given[name] if given[name] is not None else built[name]() for name in AGENTS}
-        program = cls(settings, store, gatekeeper=gatekeeper, registry=registry, lms=lms, domain=chosen, **agents)
+        agents: dict[str, Any] = {name: given[name] if given[name] is not None else built[name]() for name in AGENTS}
+        program = cls(settings, store, gatekeeper=gatekeeper, registry=registry, lms=lms, domain=chosen,
+                      planner=agents["planner"], executor=agents["executor"], verifier=agents["verifier"],
+                      composer=agents["composer"])
         program.program_choice = load_choice(
             choose_program(settings), agents, injected={name for name in AGENTS if given[name] is not None},
             model_of=program.model_of, executor_mode=ex.mode,
         )
         return program
 
-    def model_of(self, agent: AgentName) -> str:
+    def model_of(self, agent: str) -> str:
         """The model string an agent runs with: an injected LM's, else the settings' (no LM is built for it)."""
         if agent in self._lms:
             return str(getattr(self._lms[agent], "model", type(self._lms[agent]).__name__))
-        return self.settings.models.for_agent(agent)
+        return self.settings.models.for_agent(agent)  # type: ignore[arg-type]
 
     # -- collaborators -------------------------------------------------------------------------------------------
     def lm_for(self, agent: str) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
 
 
-def write_program_manifest(directory: Path, agents: list[str], **facts: Any) -> dict[str, Any]:
+def write_program_manifest(directory: Path, agents: Sequence[str], **facts: Any) -> dict[str, Any]:
     """Write the manifest of a program directory holding ``<agent>.json`` for each of ``agents``: its digests (what
     :func:`load_agent_state` checks) and ``facts`` (model, run id, command, figures …); return the manifest."""
     manifest = {

@@ -130,8 +130,8 @@ def _write_program(result: ProgramResult, staging: Path, command: str, config: O
     target = result.program_dir
     target.mkdir(parents=True, exist_ok=True)
     kept = [outcome.agent for outcome in result.outcomes if outcome.kept]
-    for agent in AGENTS:
-        (target / f"{agent}.json").unlink(missing_ok=True)
+    for stale in AGENTS:
+        (target / f"{stale}.json").unlink(missing_ok=True)
     for agent in kept:
         shutil.copyfile(staging / agent / f"{agent}.json", target / f"{agent}.json")
     return write_program_manifest(
