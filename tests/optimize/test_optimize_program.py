@@ -155,14 +155,13 @@ def test_the_loop_ask_label_optimize_then_deploy_by_program_dir(
 ) -> None:
     """ask → `evigate label` → fill in → `optimize verifier --data` → EVIGATE_PROGRAM_DIR: the next program runs the
     team's compiled Verifier instead of the shipped program."""
-    import yaml
     from dspy.utils import DummyLM
 
     from evigate.datasets import load_own_cases
     from tests.modules.scripted import ScriptedComposer, ScriptedExecutor, ScriptedPlanner, ScriptedVerifier
     from tests.modules.test_program_routing import LOG_FACT, QUERY, good_claims
     from tests.optimize.conftest import verifier_answer
-    from tests.optimize.test_own_incidents import _fill, _label
+    from tests.optimize.test_own_incidents import labelled_folder
 
     monkeypatch.delenv("EVIGATE_PROGRAM_DIR", raising=False)
     asked = DiagnosisProgram.from_settings(
@@ -172,12 +171,7 @@ def test_the_loop_ask_label_optimize_then_deploy_by_program_dir(
     )
     session_id = asked(query=QUERY).session_id
     asked.store.close()
-    skeleton = _label(session_id, private_world, tmp_path / "skeleton.yaml")
-    folder = tmp_path / "ours"
-    folder.mkdir()
-    for split in ("train", "dev", "test"):
-        filled = _fill(skeleton, split, case_id=f"ours-{split}")
-        (folder / f"{split}.yaml").write_text(yaml.safe_dump(filled, allow_unicode=True), "utf-8")
+    folder = labelled_folder(session_id, private_world, tmp_path)
     lm = DummyLM({LOG_FACT: verifier_answer(load_own_cases(folder, "verifier")[0])}, adapter=dspy.JSONAdapter())
     ours = tmp_path / "artifacts" / "ours"
     run_optimize(OptimizeConfig(agent="verifier", budget=1, max_demos=1, labeled_demos=1, program_dir=ours,
