@@ -18,6 +18,11 @@ Rerun:  .venv/bin/python bench/questions.py --split dev --limit 10 --out /tmp/de
         .venv/bin/python bench/questions.py --split train --plans
         .venv/bin/python bench/questions.py --split dev --locale zh --ids relative-zh-06,terse-en-05
         .venv/bin/python bench/questions.py --score /tmp/dev.jsonl
+        .venv/bin/python bench/questions.py --split test --limit 10 --compare-compiled --quiet
+
+``--compare-compiled`` asks every question with the shipped compiled program on and off in one run (alternating
+which goes first) and prints useful / wrong / junk / NORMAL and p50 seconds per round of each, the paired interval
+of the useful change and the p50 ratio (the demos a compiled program adds may cost at most +20 % per round).
 """
 
 from __future__ import annotations
@@ -27,7 +32,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,61 +39,67 @@ from typing import Any
 DEFAULT_MODEL = "local/qwen2.5-coder-0.5b"
 
 
-def _round_seconds(store: Any, session_id: str) -> list[float]:
-    per_round: dict[int, float] = {}
-    for step in store.steps(session_id):
-        if step["agent"] == "composer":
-            continue  # as in bench/pipeline.py: a round is plan, execute, gate and verify
-        per_round[step["round"]] = per_round.get(step["round"], 0.0) + (step["latency_ms"] or 0) / 1000
-    return [seconds for _, seconds in sorted(per_round.items())]
-
-
-def record_session(store: Any, question: Any, result: Any, seconds: float, model: str) -> Any:
-    """What the metrics need of one finished session, read back from its audit trail."""
-    from evigate.optimize.question_metrics import AnsweredQuestion
-
-    record = store.session(result.session_id)
-    evaluation = record.get("self_evaluation") or {}
-    invocations = store.invocations(result.session_id)
-    plan = [{"round": inv.round, "tool": inv.tool_name, "args": inv.input, "success": inv.success}
-            for inv in invocations]
-    return AnsweredQuestion(
-        **question.model_dump(), model=model, session_id=result.session_id, output_type=result.output_type,
-        verdict=result.verdict, answer=result.answer, seconds=round(seconds, 2),
-        round_seconds=[round(s, 2) for s in _round_seconds(store, result.session_id)],
-        composer_input=(evaluation.get("verifier_evaluation") or {}).get("composer_input"),
-        outputs=[inv.output or inv.output_preview for inv in invocations if inv.success], plan=plan,
-        contributions=evaluation.get("contributions"),
-    )
-
-
 def ask(questions: Sequence[Any], model: str, settings: str | None, out: Path) -> list[Any]:
     """Each question through one program (a fresh session each), every answer appended to ``out`` as it comes."""
     from evigate.modules.program import DiagnosisProgram
-    from evigate.optimize.question_metrics import AnsweredQuestion
+    from evigate.optimize.question_runs import ask_question
 
     workdir = Path(tempfile.mkdtemp(prefix="evigate-questions-"))
     overrides: dict[str, Any] = {} if settings else {"models": {"default": model}}
     program = DiagnosisProgram.from_settings(settings, database=workdir / "evigate.duckdb", **overrides)
-    model = program.settings.models.default
     print(f"  audit of these sessions (`evigate show --database …`): {workdir / 'evigate.duckdb'}", flush=True)
     answered: list[Any] = []
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as sink:
         for question in questions:
-            program.settings.locale = question.locale
-            began = time.perf_counter()
-            try:
-                result = program(query=question.text)
-                item = record_session(program.store, question, result, time.perf_counter() - began, model)
-            except Exception as exc:  # one failed question is a figure, not the end of the benchmark
-                item = AnsweredQuestion(**question.model_dump(), model=model, error=f"{type(exc).__name__}: {exc}",
-                                        seconds=round(time.perf_counter() - began, 2))
+            item = ask_question(program, question)
             sink.write(item.model_dump_json() + "\n")
             sink.flush()
             answered.append(item)
             print(f"  {item.id}: {item.output_type or item.error} {item.verdict or ''} {item.seconds:.0f}s", flush=True)
     return answered
+
+
+def compare_compiled(questions: Sequence[Any], model: str, settings: str | None, out: Path) -> int:
+    """The same questions through the program with and without the shipped compiled program, in one run."""
+    from evigate.demo.catalog import INCIDENTS
+    from evigate.modules.program import DiagnosisProgram
+    from evigate.optimize.program_job import builtin_program
+    from evigate.optimize.question_runs import P50_BUDGET, compare_programs
+
+    workdir = Path(tempfile.mkdtemp(prefix="evigate-questions-"))
+    overrides: dict[str, Any] = {} if settings else {"models": {"default": model}}
+    from evigate.errors import ConfigError
+
+    try:
+        compiled = DiagnosisProgram.from_settings(settings, database=workdir / "compiled.duckdb", **overrides)
+        builtin = builtin_program(settings, database=workdir / "builtin.duckdb", **overrides)
+    except ConfigError as exc:  # a damaged shipped program, or a configured program_dir on both sides
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"  compiled program: {compiled.program_choice.record()}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as sink:
+
+        def keep(which: str, answer: Any) -> None:
+            sink.write(json.dumps({"program": which, **answer.model_dump(mode="json")}, ensure_ascii=False) + "\n")
+            sink.flush()
+            print(f"  [{which}] {answer.id}: {answer.output_type or answer.error} {answer.seconds or 0:.0f}s",
+                  flush=True)
+
+        comparison = compare_programs(compiled, builtin, questions, INCIDENTS, on_answer=keep)
+    print(f"\n{'':<10} {'useful':>12} {'wrong':>7} {'junk':>6} {'NORMAL':>7} {'p50 s/round':>12}")
+    for name, figures in (("compiled", comparison.compiled), ("built-in", comparison.builtin)):
+        p50 = f"{figures.p50_round_seconds:.1f}" if figures.p50_round_seconds is not None else "n/a"
+        print(f"{name:<10} {figures.useful:>5}/{figures.answerable:<6} {figures.wrong:>7} {figures.junk:>6} "
+              f"{figures.normal:>7} {p50:>12}")
+    delta, low, high = comparison.useful_delta
+    print(f"useful Δ (compiled − built-in, paired by question): {delta:+.3f} [95 % CI {low:+.3f} – {high:+.3f}]")
+    ratio = comparison.p50_ratio
+    within = "n/a" if ratio is None else "within" if ratio <= P50_BUDGET else "OVER"
+    verdict = "n/a" if ratio is None else f"{ratio:.2f} ({within} the +20 % budget)"
+    print(f"p50 per round, compiled / built-in: {verdict}\nanswers: {out}")
+    return 0
 
 
 def read_answers(path: Path) -> list[Any]:
@@ -222,6 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--score", default=None, help="score this JSONL of answers instead of running anything")
     parser.add_argument("--quiet", action="store_true", help="figures only, no per-question lines")
     parser.add_argument("--plans", action="store_true", help="no model: the window and skill code plans")
+    parser.add_argument("--compare-compiled", action="store_true",
+                        help="ask each question with the shipped compiled program on and off; compare the two")
     args = parser.parse_args(argv)
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -252,6 +264,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         plans(questions)
         return 0
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="evigate-questions-")) / "answers.jsonl"
+    if args.compare_compiled:
+        print(f"split {args.split}, locale {args.locale}: {len(questions)} question(s), each asked twice; → {out}")
+        return compare_compiled(questions, args.model, args.settings, out)
     print(f"split {args.split}, locale {args.locale}: {len(questions)} question(s); answers → {out}")
     answers = ask(questions, args.model, args.settings, out)
     load = os.getloadavg()

@@ -3,7 +3,8 @@
 Environment variables address any key by its path joined with a double underscore, e.g.
 ``EVIGATE_VERIFIER__LOW_CONFIDENCE_THRESHOLD=0.6`` or ``EVIGATE_MODELS__VERIFIER=openai/gpt-4o-mini``.
 Short aliases exist for the common ones: ``EVIGATE_DATABASE``, ``EVIGATE_MODEL`` (every agent's default model),
-``EVIGATE_LOCALE``, ``EVIGATE_EXECUTOR_MODE``, ``EVIGATE_PROGRAM_DIR``.
+``EVIGATE_LOCALE``, ``EVIGATE_EXECUTOR_MODE``, ``EVIGATE_PROGRAM_DIR``; ``EVIGATE_COMPILED_PROGRAM=false`` turns the
+shipped compiled program off.
 """
 
 from __future__ import annotations
@@ -179,7 +180,16 @@ class Settings(_Section):
         "'package.module:attribute'",
     )
     locale: Literal["zh", "en"] = "zh"
-    program_dir: str = "artifacts/program"
+    program_dir: str = Field(
+        default="artifacts/program",
+        description="a compiled program directory; loaded only when configured (YAML, env or override), so a "
+        "directory planted at the relative default never changes what runs",
+    )
+    compiled_program: bool = Field(
+        default=True,
+        description="load the program shipped compiled for the embedded model (agents whose model it was compiled "
+        "for); a configured program_dir wins over it",
+    )
     models: ModelSettings = Field(default_factory=ModelSettings)
     executor: ExecutorSettings = Field(default_factory=ExecutorSettings)
     verifier: VerifierSettings = Field(default_factory=VerifierSettings)

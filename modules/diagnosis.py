@@ -26,7 +26,8 @@ def diagnose(runner: RoundRunner, query: str) -> DiagnosisResult:
     if not isinstance(query, str) or not query.strip():
         raise ValueError("query must be a non-empty string")
     store = runner.store
-    run = SessionRun(store.start_session(query, settings=runner.settings.model_dump(mode="json")), query)
+    snapshot = {**runner.settings.model_dump(mode="json"), "program": runner.program}  # which prompts answered
+    run = SessionRun(store.start_session(query, settings=snapshot), query)
     runner.progress.session_started(run.session_id)
     try:
         state = _run_rounds(runner, run)

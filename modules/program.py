@@ -18,6 +18,7 @@ import dspy
 from evigate.domain import Domain, load_domain
 from evigate.llm.models import is_local_model
 from evigate.modules.assembly import gatekeeper_from_settings
+from evigate.modules.compiled_program import ProgramChoice, choose_program, load_choice
 from evigate.modules.composer import Composer
 from evigate.modules.diagnosis import MAX_ROUNDS, diagnose
 from evigate.modules.executor import Executor
@@ -25,7 +26,7 @@ from evigate.modules.planner import Planner
 from evigate.modules.progress import Observer, Progress
 from evigate.modules.rounds import Agents, RoundRunner
 from evigate.modules.rule_writer import RULE_EVALUATION_WAIT_SECONDS
-from evigate.modules.saved_state import load_agent_state, sha256_of, write_manifest
+from evigate.modules.saved_state import write_program_manifest
 from evigate.modules.verifier import Verifier
 from evigate.rules import Gatekeeper
 from evigate.settings import AGENTS, Settings, load_settings
@@ -67,6 +68,8 @@ class DiagnosisProgram(dspy.Module):
             planner.source = self.source  # for its error-code census (modules/census.py)
         self._lms: dict[str, Any] = dict(lms or {})
         self._fallback_planner: Planner | None = None
+        # Which program answers (modules/compiled_program.py); from_settings chooses and loads it.
+        self.program_choice = ProgramChoice("built-in", builtin=dict.fromkeys(AGENTS, "agents given to the program"))
 
     @classmethod
     def from_settings(
@@ -100,22 +103,30 @@ class DiagnosisProgram(dspy.Module):
         gatekeeper = gatekeeper_from_settings(settings, chosen)
         ex = settings.executor
         evidence_chars = ex.local_max_evidence_chars if is_local_model(settings.models.for_agent("executor")) else None
-        return cls(
-            settings,
-            store,
-            gatekeeper=gatekeeper,
-            registry=registry,
-            lms=lms,
-            domain=chosen,
-            planner=planner if planner is not None else Planner(registry=registry, domain=chosen),
-            executor=executor
-            if executor is not None
-            else Executor(
+        given = {"planner": planner, "executor": executor, "verifier": verifier, "composer": composer}
+        built = {
+            "planner": lambda: Planner(registry=registry, domain=chosen),
+            "executor": lambda: Executor(
                 ex.mode, ex.max_iters, evidence_chars or ex.max_evidence_chars, registry=registry, domain=chosen
             ),
-            verifier=verifier if verifier is not None else Verifier(),
-            composer=composer if composer is not None else Composer(),
+            "verifier": Verifier,
+            "composer": Composer,
+        }
+        agents: dict[str, Any] = {name: given[name] if given[name] is not None else built[name]() for name in AGENTS}
+        program = cls(settings, store, gatekeeper=gatekeeper, registry=registry, lms=lms, domain=chosen,
+                      planner=agents["planner"], executor=agents["executor"], verifier=agents["verifier"],
+                      composer=agents["composer"])
+        program.program_choice = load_choice(
+            choose_program(settings), agents, injected={name for name in AGENTS if given[name] is not None},
+            model_of=program.model_of, executor_mode=ex.mode,
         )
+        return program
+
+    def model_of(self, agent: str) -> str:
+        """The model string an agent runs with: an injected LM's, else the settings' (no LM is built for it)."""
+        if agent in self._lms:
+            return str(getattr(self._lms[agent], "model", type(self._lms[agent]).__name__))
+        return self.settings.models.for_agent(agent)  # type: ignore[arg-type]
 
     # -- collaborators -------------------------------------------------------------------------------------------
     def lm_for(self, agent: str) -> Any:
@@ -160,6 +171,7 @@ class DiagnosisProgram(dspy.Module):
             verifier_trace_entries=self.verifier_trace_entries,
             rule_evaluation_wait_seconds=self.rule_evaluation_wait_seconds,
             progress=Progress(observer),
+            program=self.program_choice.record(),
         )
 
     # -- the program ---------------------------------------------------------------------------------------------
@@ -184,14 +196,8 @@ class DiagnosisProgram(dspy.Module):
             if isinstance(module, dspy.Module):
                 module.save(str(target / f"{agent}.json"))
                 saved.append(agent)
-        manifest = {
-            "evigate_program": 1,
-            "agents": saved,
-            "executor_mode": self.settings.executor.mode,
-            # load_program refuses a state file whose digest differs: a changed or planted file is never loaded
-            "files": {f"{agent}.json": sha256_of(target / f"{agent}.json") for agent in saved},
-        }
-        write_manifest(target, manifest)
+        # load_program refuses a state file whose digest differs: a changed or planted file is never loaded
+        write_program_manifest(target, saved, executor_mode=self.settings.executor.mode)
         return target
 
 
@@ -204,16 +210,7 @@ def load_program(
     so a directory holding only an optimized ``verifier.json`` is valid. Each state file must match the digest in
     the directory's ``manifest.json``, and only its prompts and demos are applied (never a saved ``lm``).
     """
-    from evigate.errors import ConfigError
-
-    program = DiagnosisProgram.from_settings(settings_file, **kwargs)
-    directory = Path(path) if path is not None else Path(program.settings.program_dir)
-    if not directory.is_dir():
-        raise ConfigError(f"no saved program at {directory}")
-    for agent in AGENTS:
-        state_file = directory / f"{agent}.json"
-        module = getattr(program, agent)
-        if state_file.is_file() and isinstance(module, dspy.Module):
-            load_agent_state(module, state_file, agent)
-    return program
-
+    if path is None:
+        path = kwargs.get("program_dir") or load_settings(settings_file).program_dir
+    # A directory given here is a configured one: from_settings loads it instead of the shipped program.
+    return DiagnosisProgram.from_settings(settings_file, **{**kwargs, "program_dir": str(path)})

@@ -101,6 +101,8 @@ class RoundRunner:
     rule_evaluation_wait_seconds: float = RULE_EVALUATION_WAIT_SECONDS
     progress: Progress = field(default_factory=Progress)
     """Where this diagnosis reports its progress (default: nobody listens)."""
+    program: dict[str, Any] = field(default_factory=dict)
+    """Which compiled program answers (``ProgramChoice.record()``); the session's settings snapshot keeps it."""
 
     def call(self, agent_name: str, session_id: str, round_number: int, **inputs: Any) -> AgentCall:
         """One agent call with its LM and time limit; a late result is noted as a step of this session and round."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,19 @@ def _read_object(path: Path, what: str) -> dict[str, Any]:
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+
+
+def write_program_manifest(directory: Path, agents: Sequence[str], **facts: Any) -> dict[str, Any]:
+    """Write the manifest of a program directory holding ``<agent>.json`` for each of ``agents``: its digests (what
+    :func:`load_agent_state` checks) and ``facts`` (model, run id, command, figures …); return the manifest."""
+    manifest = {
+        **facts,
+        "evigate_program": 1,
+        "agents": list(agents),
+        "files": {f"{agent}.json": sha256_of(directory / f"{agent}.json") for agent in agents},
+    }
+    write_manifest(directory, manifest)
+    return manifest
 
 
 def record_state_file(state_file: str | Path) -> None:

@@ -129,12 +129,13 @@ def run_optimize(config: OptimizeConfig, *, student: dspy.Module | None = None, 
     program_path = resolve_program_dir(config.program_dir) / f"{config.agent}.json"
     student = student if student is not None else new_module(config.agent)
     uri = tracking.configure(config.tracking_uri)
-    experiment_id = tracking.ensure_experiment(config.agent, uri)
+    parent = mlflow.active_run()  # `evigate optimize program`: each agent's job is a child of the program's run
+    experiment_id = parent.info.experiment_id if parent else tracking.ensure_experiment(config.agent, uri)
     gates = GateCache() if config.agent == "verifier" else None
     tracking.enable_autolog()
     try:
         with dspy.context(lm=lm, adapter=adapter_for(lm)), mlflow.start_run(
-            run_name=f"optimize-{config.agent}-{config.optimizer}"
+            run_name=f"optimize-{config.agent}-{config.optimizer}", nested=parent is not None
         ) as run:
             _log_setup(config, settings, model_name, data, program_path, eval_limit)
             result = OptimizeResult(run.info.run_id, experiment_id, uri, program_path)

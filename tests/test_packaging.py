@@ -61,6 +61,7 @@ def test_wheel_ships_package_data_and_no_top_level_folders(wheel: Path) -> None:
             "evigate/serve/static/workbench.js", "evigate/serve/static/session.js",
             "evigate/serve/static/workbench.css"} <= set(names)
     assert all(f"evigate/{part}/py.typed" in names for part in ("rules", "signatures", "modules"))
+    assert "evigate/modules/compiled/manifest.json" in names  # the program shipped compiled (issue 19)
 
 
 def test_wheel_installed_in_a_fresh_venv_imports_every_subpackage(wheel: Path, tmp_path: Path) -> None:

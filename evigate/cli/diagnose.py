@@ -154,6 +154,7 @@ def _print_record(record: dict[str, Any]) -> None:
     )
     if session.get("error"):
         console.print(Text.assemble(("error: ", "red"), plain(session.get("error"))))
+    _print_program((session.get("settings") or {}).get("program"))
     _print_contributions((session.get("self_evaluation") or {}).get("contributions"))
     _section("composer input", evaluation.get("composer_input"))
     if evaluation.get("composer_violations"):
@@ -193,6 +194,14 @@ def _print_table(title: str, columns: tuple[str, ...], rows: Iterable[dict[str, 
     for row in rows:
         table.add_row(*cells(row))
     console.print(table)
+
+
+def _print_program(program: Any) -> None:
+    """Which prompts answered: the shipped compiled program, a configured program_dir, or the built-in ones."""
+    if isinstance(program, dict) and program.get("source"):
+        compiled = ", ".join(str(agent) for agent in program.get("compiled_agents") or []) or "none"
+        where = f" {program['directory']}" if program.get("directory") else ""
+        console.print(plain(f"program: {program['source']}{where} · compiled agents: {compiled}"))
 
 
 def _print_contributions(contributions: Any) -> None:

@@ -32,6 +32,7 @@ class OptimizeAgent(StrEnum):
     composer = "composer"
     planner = "planner"
     executor = "executor"
+    program = "program"  # every agent against one run: evigate/cli/optimize_program.py
 
 
 class Optimizer(StrEnum):
@@ -143,8 +144,16 @@ def optimize_command(
     llm_threads: int = typer.Option(None, "--llm-threads", min=1, help=LLM_THREADS_HELP),
     tracking_uri: str = typer.Option(None, "--tracking-uri", help=TRACKING_HELP),
     data: Path = typer.Option(None, "--data", help=DATA_HELP),
+    agents: str = typer.Option("planner,executor,verifier,composer", "--agents",
+                               help="program: the agents to optimize, comma-separated"),
+    end_to_end: int = typer.Option(0, "--end-to-end", min=0,
+                                   help="program: then ask the first N test questions of the question bank with and "
+                                        "without the compiled program (0 = skip)"),
 ) -> None:
-    """Optimize an agent's prompt; prints baseline vs optimized on dev and test and saves the program."""
+    """Optimize an agent's prompt; prints baseline vs optimized on dev and test and saves the program.
+
+    `program` runs each agent's job as a child of one MLflow run and compiles only the agents whose test delta
+    interval excludes zero (a gain); the others keep their built-in prompts."""
     _quiet_environment()
     from evigate.optimize.intervals import format_interval, verdict_line
     from evigate.optimize.jobs import OptimizeConfig, run_optimize, summary_rows
@@ -155,6 +164,15 @@ def optimize_command(
         num_threads=threads, seed=seed, tracking_uri=tracking_uri, reflection_model=reflection_model,
         llm_threads=llm_threads, data_path=data,
     )
+    if agent is OptimizeAgent.program:
+        from evigate.cli.optimize_program import optimize_program
+
+        try:
+            with _progress() as start:
+                optimize_program(config, _sets(agents), end_to_end, console, start)
+        except (EvigateError, ValueError) as exc:
+            raise _fail(exc) from exc
+        return
     try:
         with _progress() as start:
             result = run_optimize(config, progress=start)

@@ -23,7 +23,7 @@ def test_the_readme_question_states_a_correct_confirmed_fact(private_world: Path
         **os.environ,
         "EVIGATE_DATABASE": str(private_world),
         "EVIGATE_TIMEOUTS__AGENT_SECONDS": "420",
-        "EVIGATE_PROGRAM_DIR": str(tmp_path / "no-compiled-program"),
+        "EVIGATE_COMPILED_PROGRAM": "false",  # the built-in prompts
     }
     ask = subprocess.run([sys.executable, "-m", "evigate.cli", "ask", QUERY, "--json"], capture_output=True,
                          text=True, env=env, timeout=2400, cwd=tmp_path)

@@ -23,7 +23,7 @@ def test_ask_on_the_local_model_answers_and_show_prints_the_whole_chain(private_
         **os.environ,
         "EVIGATE_DATABASE": str(database),
         "EVIGATE_TIMEOUTS__AGENT_SECONDS": "420",
-        "EVIGATE_PROGRAM_DIR": str(tmp_path / "no-compiled-program"),
+        "EVIGATE_COMPILED_PROGRAM": "false",  # the built-in prompts
         "EVIGATE_PREFIX_CACHE": str(tmp_path / "prompt-states"),  # cold: nothing left over from other runs
     }
     ask = subprocess.run(

@@ -23,7 +23,7 @@ def server_env(api_base: str, database: Path, net_log: Path, **extra: str) -> di
         "EVIGATE_MODELS__API_BASE": api_base,
         "EVIGATE_MODELS__API_KEY": "sk-local-test",
         "EVIGATE_MODELS__NUM_RETRIES": "0",
-        "EVIGATE_PROGRAM_DIR": str(database.parent / "no-program"),
+        "EVIGATE_COMPILED_PROGRAM": "false",  # the built-in prompts
         "NET_GUARD_LOG": str(net_log),
         "PYTHONPATH": os.pathsep.join([str(NET_GUARD), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         "MLFLOW_TRACKING_URI": f"sqlite:///{database.parent / 'mlruns.db'}",

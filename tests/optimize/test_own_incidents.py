@@ -59,6 +59,17 @@ def _fill(skeleton: dict[str, Any], split: str = "dev", case_id: str | None = No
     return filled
 
 
+def labelled_folder(session_id: str, world: Path, tmp_path: Path) -> Path:
+    """``tmp_path/ours``: the session labelled and filled in once per split (train, dev, test)."""
+    skeleton = _label(session_id, world, tmp_path / "skeleton.yaml")
+    folder = tmp_path / "ours"
+    folder.mkdir()
+    for split in ("train", "dev", "test"):
+        filled = _fill(skeleton, split, case_id=f"ours-{split}")
+        (folder / f"{split}.yaml").write_text(yaml.safe_dump(filled, allow_unicode=True), "utf-8")
+    return folder
+
+
 def test_a_recorded_session_becomes_a_skeleton_to_label(recorded: str, private_world: Path, tmp_path: Path) -> None:
     skeleton = _label(recorded, private_world, tmp_path / "case.yaml")
     assert skeleton["verifier_input"]["original_query"] == QUERY
@@ -124,12 +135,7 @@ def test_a_filled_session_is_scored_by_eval_data(
 def test_optimize_data_runs_on_a_labelled_directory(
     recorded: str, private_world: Path, tmp_path: Path, tracking_uri: str
 ) -> None:
-    skeleton = _label(recorded, private_world, tmp_path / "skeleton.yaml")
-    folder = tmp_path / "ours"
-    folder.mkdir()
-    for split in ("train", "dev", "test"):
-        filled = _fill(skeleton, split, case_id=f"ours-{split}")
-        (folder / f"{split}.yaml").write_text(yaml.safe_dump(filled, allow_unicode=True), "utf-8")
+    folder = labelled_folder(recorded, private_world, tmp_path)
     cases = load_own_cases(folder, "verifier")
     lm = DummyLM({LOG_FACT: verifier_answer(cases[0])}, adapter=dspy.JSONAdapter())
     config = OptimizeConfig(agent="verifier", optimizer="bootstrap", budget=1, program_dir=tmp_path / "program",

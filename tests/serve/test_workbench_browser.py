@@ -214,7 +214,7 @@ def test_the_real_embedded_model_end_to_end_through_the_ask_page(
     from evigate.modules.program import DiagnosisProgram
 
     monkeypatch.setenv("EVIGATE_TIMEOUTS__AGENT_SECONDS", "420")
-    monkeypatch.setenv("EVIGATE_PROGRAM_DIR", str(tmp_path / "no-compiled-program"))
+    monkeypatch.setenv("EVIGATE_COMPILED_PROGRAM", "false")  # the built-in prompts
     monkeypatch.setenv("EVIGATE_PREFIX_CACHE", str(tmp_path / "prompt-states"))
     server = start_server(workers=1, graceful_s=30,
                           factory=lambda: DiagnosisProgram.from_settings(database=private_world))

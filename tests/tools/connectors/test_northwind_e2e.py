@@ -147,7 +147,7 @@ def test_evigate_ask_on_the_embedded_model_answers_from_the_domain(northwind: Pa
     """The real pipeline (embedded Qwen2.5-Coder-0.5B through llama.cpp) plans and calls Northwind's tools."""
     database = tmp_path / "ask-audit.duckdb"
     env = {**os.environ, "EVIGATE_DATABASE": str(database), "EVIGATE_TIMEOUTS__AGENT_SECONDS": "420",
-           "EVIGATE_PROGRAM_DIR": str(tmp_path / "no-compiled-program")}
+           "EVIGATE_COMPILED_PROGRAM": "false"}  # the built-in prompts
     evigate = [sys.executable, "-m", "evigate.cli"]
     ask = subprocess.run([*evigate, "ask", "--domain", str(northwind), QUERY, "--json"], capture_output=True,
                          text=True, env=env, timeout=2400, cwd=tmp_path)
