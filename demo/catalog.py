@@ -189,3 +189,11 @@ def incident_by_id(incident_id: str) -> Incident:
         if incident.incident_id == incident_id:
             return incident
     raise KeyError(incident_id)
+
+
+def key_entities(incident: Incident) -> list[str]:
+    """What names the incident: its error code, service, anchor order id and anchor trace id."""
+    keys = [incident.error_code, incident.service]
+    keys += [str(incident.anchor_order_id)] if incident.anchor_order_id else []
+    keys += [incident.anchor_trace_id] if incident.anchor_trace_id else []
+    return [key for key in keys if key]

@@ -16,20 +16,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from evigate.demo.catalog import key_entities
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold
 from evigate.rules.verdict.anchor_observations import names_record
 from evigate.signatures import CRITICAL_CLAIM_TYPES, ComposerInput
 
 _ATTRIBUTED_TO = re.compile(r"^\s*([A-Za-z][\w\-]*)\s*(?:返回|returned)\s*[：:]")
-
-
-def key_entities(incident: Any) -> list[str]:
-    """What names the incident: its error code, service, anchor order id and anchor trace id."""
-    keys = [incident.error_code, incident.service]
-    keys += [str(incident.anchor_order_id)] if incident.anchor_order_id else []
-    keys += [incident.anchor_trace_id] if incident.anchor_trace_id else []
-    return [key for key in keys if key]
 
 
 def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Sequence[str]) -> tuple[list[str],
