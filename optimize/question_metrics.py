@@ -26,11 +26,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evigate.optimize.world_facts import judge_facts, key_entities
+from evigate.optimize.world_facts import judge_facts, key_entities, states
 from evigate.rules.answer.render import BULLET, TEMPLATES
 from evigate.rules.text.entities import extract_entities
 from evigate.rules.text.junk import junk_reason, names_evidence
-from evigate.rules.text.normalize import compact, fold
+from evigate.rules.text.normalize import fold
 from evigate.rules.verdict.anchor_observations import names_record
 from evigate.signatures import ComposerInput
 
@@ -123,18 +123,14 @@ def shown_lines(answer: str) -> list[tuple[str, str]]:
     return lines
 
 
-def _stated(text: str, answer: str) -> bool:
-    entities = extract_entities(text)
-    folded = fold(answer)
-    return compact(fold(text)) in compact(folded) or bool(entities and all(fold(e.text) in folded for e in entities))
-
-
 def confirmed_claims(record: AnsweredQuestion) -> list[Any]:
     """The directly observed allowed claims the answer states."""
     if not record.composer_input:
         return []
     allowed = ComposerInput.model_validate(record.composer_input).allowed_claims
-    return [claim for claim in allowed if claim.support_level == "direct" and _stated(claim.claim_text, record.answer)]
+    tools = {str(call.get("tool", "")) for call in record.plan}
+    return [claim for claim in allowed
+            if claim.support_level == "direct" and states(claim.claim_text, record.answer, tools)]
 
 
 def _names(text: str, key: str, order: str) -> bool:
@@ -199,7 +195,8 @@ def score_answer(record: AnsweredQuestion, incidents: Sequence[Any]) -> AnswerSc
     claims = confirmed_claims(record)
     score.confirmed = [claim.claim_text for claim in claims]
     if incident is not None:
-        score.useful, invented = judge_facts(incident, claims, record.answer, record.outputs)
+        tools = {str(call.get("tool", "")) for call in record.plan}
+        score.useful, invented = judge_facts(incident, claims, record.answer, record.outputs, tools)
         score.wrong += invented
     score.wrong += [f"names another incident's key fact {fact}"
                     for fact in foreign_facts(record.answer, record.text, incident, incidents)]
