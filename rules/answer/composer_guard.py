@@ -19,8 +19,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from evigate.rules.text.entities import entity_occurs, extract_entities
-from evigate.rules.text.junk import repetition, restates_question
-from evigate.rules.text.normalize import content_weight, excerpt_similarity, fold
+from evigate.rules.text.junk import echoes_question, repetition
+from evigate.rules.text.normalize import compact, content_weight, excerpt_similarity, fold
 from evigate.rules.text.phrases import (
     GAP_OR_NEXT_STEP,
     is_hedged,
@@ -165,8 +165,12 @@ def check_composer_output(
             if problem not in problems:
                 problems.append(problem)
     query = composer_input.original_query
+    # An allowed claim passed the claim rules (a premise restated stands only where its evidence shows it all):
+    # saying it is no echo, even where the user reported the same facts.
+    claims = [compact(fold(claim.claim_text)) for claim in composer_input.allowed_claims]
     problems += [f"the answer restates the question: “{sentence[:120]}”" for sentence in sentences(answer)
-                 if query and restates_question(sentence, query)]
+                 if query and echoes_question(sentence, query)
+                 and not any(compact(fold(sentence)) in claim for claim in claims)]
     if composer_input.verdict == "LOW_CONFID" and not GAP_OR_NEXT_STEP.search(fold(answer)):
         problems.append("a LOW_CONFID answer must name at least one evidence gap or next step")
     return problems

@@ -37,6 +37,7 @@ from evigate.rules.text.instructions import addresses_model
 from evigate.rules.text.normalize import fold, restates
 from evigate.rules.text.phrases import EVIDENCE_ACTION, is_question
 from evigate.rules.verdict.matrix import ALLOWED_VERIFICATIONS, VerdictDecision
+from evigate.rules.verdict.relevance import NO_KEYS_WHY, OFF_TOPIC_WHY
 from evigate.signatures import (
     AllowedClaim,
     AllowedHypothesis,
@@ -202,14 +203,15 @@ def _from_claims(
         if not text or is_question(text):
             continue  # a question (often the user's, copied) is neither a finding, a direction nor a gap
         kind = claim_type(claim)
+        if key in off_topic and verification != "contradicted":
+            # Issue 18: about something else, or no finding; never 已确认 / "Confirmed", nor a direction or gap.
+            dropped.append(DroppedText(f"claims[{key}]", text, off_topic[key]))
+            if verification in ALLOWED_VERIFICATIONS and off_topic[key] in (OFF_TOPIC_WHY, NO_KEYS_WHY):
+                _add(gaps, catalogue["gap_off_topic"])  # true evidence left out: the user is told so
+            continue
         if verification in ALLOWED_VERIFICATIONS and kind in CLAIM_TYPES:
             if verdict == "REJECT" and kind == "root_cause":
                 continue  # §19.2.1: no root-cause conclusion under REJECT
-            if key in off_topic:
-                # Issue 18: true but about something else; never 已确认 / "Confirmed", at most a gap's context.
-                dropped.append(DroppedText(f"claims[{key}]", text, off_topic[key]))
-                _add(gaps, catalogue["gap_off_topic"])
-                continue
             # What code decided, not what the Executor wrote: only a direct observation is shown as confirmed.
             allowed.append(AllowedClaim(
                 claim_id=key, claim_type=cast(ClaimType, kind), claim_text=text,

@@ -142,6 +142,14 @@ def restates_question(sentence: str, query: str, settings: JunkSettings | None =
     return is_question(query) and echoes(sentence, query, settings) and echoes(query, sentence, settings)
 
 
+def echoes_question(sentence: str, query: str, settings: JunkSettings | None = None) -> bool:
+    """Whether a sentence of an answer is made of the question's pieces (``echoes``, one way) when the user asked a
+    question: "API gateway throttling orders after 4:30 pm is a" for "Why did the API gateway start throttling
+    orders after 4:30 pm?". A sentence that names the question as its subject and says more is not ("订单 123 支付
+    失败的原因：错误码 ERR_TIMEOUT 出现 67 次"): most of it is not the question's."""
+    return is_question(query) and echoes(sentence, query, settings)
+
+
 def repetition(text: str, settings: JunkSettings | None = None) -> str | None:
     """Why ``text`` is a degenerate repetition (a run, or one phrase over and over), or None."""
     settings = settings or junk_settings()

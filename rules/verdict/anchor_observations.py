@@ -60,6 +60,7 @@ from evigate.rules.verdict.junk_claims import (
     usable_excerpt,
 )
 from evigate.rules.verdict.matrix import is_critical
+from evigate.rules.verdict.premise import premise_reason
 
 MAX_ANCHOR_OBSERVATIONS = THRESHOLDS.anchor_observations.max_observations
 """Lines code adds per round: enough to show the user's record and the line beside it, not a log dump."""
@@ -194,7 +195,7 @@ def _quoted_invocations(data: Mapping[str, Any], session: SessionIndex, query: s
     quoted: set[int] = set()
     for _, claim in iter_claims(data):
         if (not is_critical(claim) or junk_reason(claim_text(claim), query) is not None
-                or asks_again(claim, session) is not None):
+                or premise_reason(claim, session, query) is not None or asks_again(claim, session) is not None):
             continue
         for _, binding in iter_bindings(claim):
             excerpt = compact(fold(excerpt_of(binding)))

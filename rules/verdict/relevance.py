@@ -15,6 +15,13 @@ A claim is about the question when the claim, its cited excerpts or the call it 
    returned line names together with an anchor or a content term of the question (the same trace id on a line
    naming the question's service; an error code a runbook line explains in the question's words).
 
+A claim that cites only knowledge documents and names nothing the session's evidence tools observed (measured on
+dev: "pay-gateway 调用上游支付通道超时", from the ERR_TIMEOUT runbook, offered as a direction for a day with no
+records at all) is the runbook's, not this incident's: not even a direction.
+
+A claim whose text is no finding at all (the question restated, a question, an instruction: ``junk_reason``) is
+not about anything, however many of the question's keys it names.
+
 Any other claim is context at most: never shown as confirmed, and a NORMAL answer needs a directly observed critical
 claim that is about the question (``decide_verdict(off_topic=)``). With no question, nothing is judged. Pure code.
 """
@@ -28,16 +35,20 @@ from evigate.rules.contract import binding_ids, claim_key, claim_text, excerpt_o
 from evigate.rules.gate.session import SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
-from evigate.rules.text.junk import content_terms, junk_settings
+from evigate.rules.text.junk import content_terms, junk_settings, names_evidence
 from evigate.rules.text.normalize import fold
 from evigate.rules.verdict.anchor_observations import names_record, session_anchors
 from evigate.rules.verdict.confirmation import is_knowledge_tool
+from evigate.rules.verdict.junk_claims import junk_reason
+from evigate.rules.verdict.premise import observed_lines, premise_reason
 
 LINK_KINDS = frozenset({"identifier", "error_code", "service", "address"})
 """Entities of a claim through which a returned line can tie it to the question (not times or counts)."""
 OFF_TOPIC_WHY = "not about the question: it names none of its services, ids, codes or terms, nor anything the " \
                 "evidence links to them"
 NO_KEYS_WHY = "the question names nothing a claim could be about (no service, id, code or content term)"
+NOT_A_FINDING_WHY = "not a finding: {why}"
+RUNBOOK_ONLY_WHY = "a knowledge document's text: nothing this session's evidence tools observed names it"
 
 
 def _occurs(anchor: Entity, text: str) -> bool:
@@ -100,6 +111,12 @@ def _linked(side: str, keys: QuestionKeys, lines: list[str]) -> bool:
     return False
 
 
+def _runbook_only(claim: Mapping[str, Any], session: SessionIndex) -> bool:
+    """Whether every call the claim cites is a knowledge document (a runbook describes, it does not observe)."""
+    cited = [view for _, binding in iter_bindings(claim) for view in session.resolve(binding_ids(binding))]
+    return bool(cited) and all(is_knowledge_tool(view.tool_name) for view in cited)
+
+
 def off_topic_claims(normalized: Mapping[str, Any] | None, session: SessionIndex, query: str | None = None
                      ) -> dict[str, str]:
     """Claim id → why it is not about the question, for every claim that is not (see the module docstring).
@@ -111,9 +128,22 @@ def off_topic_claims(normalized: Mapping[str, Any] | None, session: SessionIndex
         return {}
     keys = QuestionKeys(query, session.evidence_named)
     lines: list[str] | None = None
+    observed: str | None = None
     off: dict[str, str] = {}
     for index, claim in iter_claims(normalized):
         key = claim_key(claim, index)
+        why = junk_reason(claim_text(claim), query) or premise_reason(claim, session, query)
+        if why is not None:
+            # The question restated names all its keys, yet is no finding about them (issue 18: "a restated question
+            # is never a claim, in any language"); code rewrote it where it cited a usable excerpt.
+            off[key] = NOT_A_FINDING_WHY.format(why=why)
+            continue
+        if observed is None:
+            observed = "\n".join(observed_lines(view for view in session.in_session if view.invocation.is_evidence
+                                                 and not is_knowledge_tool(view.tool_name)))
+        if _runbook_only(claim, session) and not names_evidence(claim_text(claim), observed, query):
+            off[key] = RUNBOOK_ONLY_WHY
+            continue
         if not keys:
             off[key] = NO_KEYS_WHY
             continue

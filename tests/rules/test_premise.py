@@ -1,0 +1,128 @@
+"""premise_reason: the user's question written back as a finding is never confirmed as written (issue 18)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evigate.rules import Gatekeeper
+from evigate.rules.answer.composer_guard import check_composer_output
+from evigate.rules.answer.composer_input import assemble_composer_input
+from evigate.rules.verdict.code_claims import add_code_claims
+from evigate.rules.verdict.matrix import VerdictDecision
+from evigate.rules.verdict.premise import PREMISE_WHY, premise_reason
+from evigate.rules.verdict.relevance import off_topic_claims
+from evigate.signatures import ComposerInput, ComposerOutput, ToolInvocation
+from tests.rules.test_confirmation import INVOCATIONS, ORDER, SESSION, claim, output, session_index
+
+THROTTLE_Q = "Why did the API gateway start throttling orders after 4:30 pm?"
+GUESS_Q = "Were the 2 pm payment timeouts caused by the connection pool filling up?"
+METRIC = "api-gateway http_429_count: 2026-11-28 16:25 3, 2026-11-28 16:30 794, 2026-11-28 16:35 812"
+POOL = "payment-service pool_pending: 2026-11-28 14:00 0, 2026-11-28 14:05 0"
+CALLS = [
+    *INVOCATIONS,
+    ToolInvocation(id=7, session_id=SESSION, tool_name="query_metrics", input={"service": "api-gateway"},
+                   output_preview=METRIC),
+    ToolInvocation(id=8, session_id=SESSION, tool_name="query_metrics", input={"service": "payment-service"},
+                   output_preview=POOL),
+]
+
+
+def metric_claim(text: str, excerpt: str, invocation: int, claim_type: str = "symptom") -> dict[str, object]:
+    return {**claim(text, excerpt, [1], claim_type=claim_type), "evidence_bindings": [{
+        "tool_name": "query_metrics", "source_invocation_ids": [invocation], "evidence_excerpt": excerpt,
+        "source_type": "tool_trace"}]}
+
+
+def _index(query: str) -> object:
+    return Gatekeeper.default().session_index(CALLS, SESSION, None, query)
+
+
+def test_the_dev_examples_are_the_question_restated() -> None:
+    """Measured on dev (0.5B default): both were kept as written; the first made a NORMAL answer of the question."""
+    throttle = metric_claim("API gateway throttling orders after 4:30 pm", "2026-11-28 16:30 794", 7)
+    guess = metric_claim("2 pm payment timeouts caused by the connection pool filling up", "2026-11-28 14:00 0", 8,
+                         claim_type="root_cause")
+    assert premise_reason(throttle, _index(THROTTLE_Q), THROTTLE_Q) == PREMISE_WHY  # 4:30 is only the question's
+    assert premise_reason(guess, _index(GUESS_Q), GUESS_Q) == PREMISE_WHY  # names nothing a tool returned
+
+
+def test_a_report_the_cited_record_shows_in_full_stands() -> None:
+    query = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
+    report = claim("订单 123 支付失败，错误码 ERR_TIMEOUT", ORDER, [1])
+    assert premise_reason(report, session_index(), query) is None
+    assert premise_reason(claim("pay-gateway 调用 unionpay 超时", "x", [2]), session_index(), query) is None
+
+
+def test_code_rewrites_it_into_what_it_cites_and_never_confirms_it_as_written() -> None:
+    data = output(metric_claim("API gateway throttling orders after 4:30 pm", "2026-11-28 16:30 794", 7))
+    index = _index(THROTTLE_Q)
+    added = add_code_claims(data, index, query=THROTTLE_Q, locale="en")
+    texts = [item["claim_text"] for item in added.data["claims"]]
+    assert texts[0].startswith("query_metrics") and "16:30 794" in texts[0] and "4:30 pm" not in texts[0]
+    assert added.rewrites[0].why == PREMISE_WHY
+    # Where nothing it cites can be quoted, it stays, but is no finding: never confirmed, and no "unrelated" gap.
+    stuck = output(metric_claim("API gateway throttling orders after 4:30 pm", "no such text", 7))
+    off = off_topic_claims(stuck, index, THROTTLE_Q)
+    assert off == {"claim-1": f"not a finding: {PREMISE_WHY}"}
+    decision = VerdictDecision(verdict="LOW_CONFID", groundedness_score=0.5,
+                               effective_checks={"claim-1": "direct_observation"}, off_topic=off)
+    material = assemble_composer_input(THROTTLE_Q, stuck, None, decision, locale="en")
+    assert material.composer_input.allowed_claims == []
+    assert not any("unrelated" in gap for gap in material.composer_input.missing_info)
+
+
+def test_the_guard_refuses_prose_made_of_the_question_but_not_an_allowed_claim() -> None:
+    composer_input = ComposerInput(original_query=THROTTLE_Q, verdict="PASS", allowed_claims=[
+        {"claim_id": "c1", "claim_type": "symptom", "claim_text": f"query_metrics returned: {METRIC}",
+         "support_level": "direct"}])
+    echo = ComposerOutput(answer_summary="x", user_facing_answer="API gateway throttling orders after 4:30 pm is a")
+    assert any("restates the question" in problem for problem in check_composer_output(composer_input, echo))
+    asked = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
+    report = ComposerInput(original_query=asked, verdict="PASS", allowed_claims=[
+        {"claim_id": "c1", "claim_type": "symptom", "claim_text": "订单 123 支付失败，错误码 ERR_TIMEOUT",
+         "support_level": "direct"}])
+    said = ComposerOutput(answer_summary="x", user_facing_answer="订单 123 支付失败，错误码 ERR_TIMEOUT。")
+    assert not any("restates the question" in problem for problem in check_composer_output(report, said))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 30), st.integers(12, 60))
+def test_any_piece_of_a_question_naming_nothing_the_evidence_shows_is_no_finding(start: int, size: int) -> None:
+    query = "Why did checkout requests keep failing for mobile users in the evening rush after the release?"
+    piece = query[start:start + size].strip(" ?")
+    data = output(metric_claim(piece, METRIC[:20], 7))
+    reason = premise_reason(data["claims"][0], _index(query), query)
+    from evigate.rules.text.junk import echoes
+
+    assert (reason == PREMISE_WHY) == echoes(piece, query)
+
+
+def test_a_runbook_line_no_observation_names_is_not_even_a_direction() -> None:
+    """Measured on dev: "pay-gateway 调用上游支付通道超时" from the ERR_TIMEOUT runbook, shown as a possible
+    direction for a day without a single record."""
+    from evigate.rules.verdict.relevance import RUNBOOK_ONLY_WHY
+
+    query = "What broke payment-service on 2026-11-20 at 10:00?"
+    runbook = "## ERR_TIMEOUT\n含义：pay-gateway 调用上游支付通道超时。"
+    empty = ("query_logs start=2026-11-20 09:45:00 end=2026-11-20 10:15:00 service=pay-gateway level=WARN: no rows "
+             "(0 matching log lines)")
+    calls = [ToolInvocation(id=1, session_id=SESSION, tool_name="lookup_knowledge", input={"query": "ERR_TIMEOUT"},
+                            output_preview=runbook),
+             ToolInvocation(id=2, session_id=SESSION, tool_name="query_logs", input={"service": "pay-gateway"},
+                            output_preview=empty)]
+    line = "pay-gateway 调用上游支付通道超时"
+    guess = {**claim(line, line, [1]), "evidence_bindings": [{
+        "tool_name": "lookup_knowledge", "source_invocation_ids": [1], "evidence_excerpt": line,
+        "source_type": "tool_trace"}]}
+    index = Gatekeeper.default().session_index(calls, SESSION, None, query)
+    assert off_topic_claims(output(guess), index, query) == {"claim-1": RUNBOOK_ONLY_WHY}
+    decision = VerdictDecision(verdict="LOW_CONFID", groundedness_score=0.5, effective_checks={"claim-1": "overstated"},
+                               off_topic={"claim-1": RUNBOOK_ONLY_WHY})
+    shown = assemble_composer_input(query, output(guess), None, decision, locale="en").composer_input
+    assert not shown.allowed_hypotheses and not any("pay-gateway" in gap for gap in shown.missing_info)
+    # A day whose logs show pay-gateway timing out: the runbook explains what was observed, and may stand.
+    seen = [calls[0], calls[1].model_copy(update={"output_preview": "2026-11-20 10:01:02 ERROR pay-gateway upstream "
+                                                                     "unionpay timeout after 5300ms"})]
+    index = Gatekeeper.default().session_index(seen, SESSION, None, query)
+    assert off_topic_claims(output(guess), index, query).get("claim-1") != RUNBOOK_ONLY_WHY
