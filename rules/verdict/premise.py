@@ -7,15 +7,17 @@ Verifier model then called observed: a NORMAL answer whose only confirmed fact w
 words are in the session, so every check that a claim's words occur somewhere passes.
 
 A claim that echoes the question (``echoes``: most of it is the question's pieces) stands only when what it cites
-shows every id, code, service, time and count it names ("订单 123 支付失败，错误码 ERR_TIMEOUT", cited from the order
-record that holds 123 and ERR_TIMEOUT, confirms the user's report). Otherwise — it names nothing a tool returned, or
-something only the question says — it is the question restated: code rewrites it into what it cites
-(``rewrite_junk_claims``), it never counts as quoting an output (``add_anchor_observations``), and it is never
-confirmed (``off_topic_claims``). Pure code.
+observed every id, code, service, time and count it names (``observed_text``: not the call's header, nor its
+arguments written back in its details): "订单 123 支付失败，错误码 ERR_TIMEOUT", cited from the order record that
+holds both, confirms the user's report; an empty log query for notification-service observes nothing about it.
+Otherwise it is the question restated: code rewrites it into what it cites (``rewrite_junk_claims``), it never
+counts as quoting an output (``add_anchor_observations``), and it is never confirmed (``off_topic_claims``). Pure
+code.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -25,7 +27,7 @@ from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.junk import echoes
 from evigate.rules.verdict.confirmation import restates_header
 
-PREMISE_WHY = "the claim text restates the user's question, and what it cites does not show all it names"
+PREMISE_WHY = "the claim text restates the user's question, and what it cites does not observe what it names"
 
 
 def premise_reason(claim: Mapping[str, Any], session: SessionIndex, query: str) -> str | None:
@@ -35,16 +37,38 @@ def premise_reason(claim: Mapping[str, Any], session: SessionIndex, query: str) 
         return None
     named = [entity for entity in extract_entities(text) if entity.is_key_value]
     cited = [view for _, binding in iter_bindings(claim) for view in session.resolve(binding_ids(binding))]
-    returned = observed_lines(cited)
-    if named and all(any(entity_occurs(entity, line) for line in returned) for entity in named):
+    observed = observed_text(cited)
+    if named and all(entity_occurs(entity, observed) for entity in named):
         return None
     return PREMISE_WHY
 
 
-def observed_lines(views: Iterable[InvocationView]) -> list[str]:
-    """The lines the successful calls returned beyond their own header: what they observed.
+def observed_text(views: Iterable[InvocationView]) -> str:
+    """What the successful calls observed: their returned lines beyond their own header, and their details with the
+    call's own argument values blanked out.
 
     Measured on dev: "query_logs … service=notification-service level=WARN: no rows" names the service it was asked
-    about and observed nothing; a claim naming that service is not shown by it (``restates_header``)."""
-    return [line for view in views if view.success for part in (view.raw_preview, view.raw_details) if part
-            for line in part.splitlines() if line.strip() and not restates_header(line, [view])]
+    about (``restates_header``), and its details carry the filters (``"service": "notification-service"``): neither
+    observed anything about notification-service."""
+    parts: list[str] = []
+    for view in views:
+        if not view.success:
+            continue
+        parts += [line for line in (view.raw_preview or "").splitlines()
+                  if line.strip() and not restates_header(line, [view])]
+        details = view.raw_details or ""
+        for value in _values(view.invocation.input):
+            details = re.sub(rf"(?<![\w\-]){re.escape(value)}(?![\w\-])", " ", details, flags=re.IGNORECASE)
+        parts.append(details)
+    return "\n".join(part for part in parts if part.strip())
+
+
+def _values(value: Any) -> list[str]:
+    """The scalar argument values of a call, longest first (one never blanks part of a longer one)."""
+    if isinstance(value, Mapping):
+        found = [item for inner in value.values() for item in _values(inner)]
+    elif isinstance(value, list | tuple):
+        found = [item for inner in value for item in _values(inner)]
+    else:
+        found = [str(value).strip()] if value is not None and str(value).strip() else []
+    return sorted(set(found), key=len, reverse=True)

@@ -40,7 +40,7 @@ from evigate.rules.text.normalize import fold
 from evigate.rules.verdict.anchor_observations import names_record, session_anchors
 from evigate.rules.verdict.confirmation import is_knowledge_tool
 from evigate.rules.verdict.junk_claims import junk_reason
-from evigate.rules.verdict.premise import observed_lines, premise_reason
+from evigate.rules.verdict.premise import observed_text, premise_reason
 
 LINK_KINDS = frozenset({"identifier", "error_code", "service", "address"})
 """Entities of a claim through which a returned line can tie it to the question (not times or counts)."""
@@ -139,8 +139,8 @@ def off_topic_claims(normalized: Mapping[str, Any] | None, session: SessionIndex
             off[key] = NOT_A_FINDING_WHY.format(why=why)
             continue
         if observed is None:
-            observed = "\n".join(observed_lines(view for view in session.in_session if view.invocation.is_evidence
-                                                 and not is_knowledge_tool(view.tool_name)))
+            observed = observed_text(view for view in session.in_session if view.invocation.is_evidence
+                                     and not is_knowledge_tool(view.tool_name))
         if _runbook_only(claim, session) and not names_evidence(claim_text(claim), observed, query):
             off[key] = RUNBOOK_ONLY_WHY
             continue

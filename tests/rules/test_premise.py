@@ -126,3 +126,20 @@ def test_a_runbook_line_no_observation_names_is_not_even_a_direction() -> None:
                                                                      "unionpay timeout after 5300ms"})]
     index = Gatekeeper.default().session_index(seen, SESSION, None, query)
     assert off_topic_claims(output(guess), index, query).get("claim-1") != RUNBOOK_ONLY_WHY
+
+
+def test_a_call_that_only_writes_its_own_arguments_back_observes_nothing() -> None:
+    """Measured on dev: "notification-service failed yesterday morning" cited to an empty query_logs whose details
+    hold its filters ("service": "notification-service"), and the answer was NORMAL."""
+    query = "Why did notification-service fail yesterday morning?"
+    empty = ToolInvocation(
+        id=1, session_id=SESSION, tool_name="query_logs",
+        input={"service": "notification-service", "time_window": "2026-11-27 06:00/2026-11-27 12:00"},
+        output_preview="query_logs service=notification-service: no rows (0 matching log lines)",
+        retrieval_details={"matched": 0, "filters": {"service": "notification-service"}})
+    echo = {**claim("notification-service failed yesterday morning", "no rows", [1]), "evidence_bindings": [{
+        "tool_name": "query_logs", "source_invocation_ids": [1], "evidence_excerpt": "no rows",
+        "source_type": "tool_trace"}]}
+    index = Gatekeeper.default().session_index([empty], SESSION, None, query)
+    assert premise_reason(echo, index, query) == PREMISE_WHY
+    assert off_topic_claims(output(echo), index, query) == {"claim-1": f"not a finding: {PREMISE_WHY}"}
