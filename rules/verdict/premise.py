@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evigate.rules.contract import binding_ids, claim_text, iter_bindings
-from evigate.rules.gate.session import InvocationView, SessionIndex
+from evigate.rules.gate.session import InvocationView, SessionIndex, flatten
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.junk import echoes
 from evigate.rules.verdict.confirmation import restates_header
@@ -41,6 +41,28 @@ def premise_reason(claim: Mapping[str, Any], session: SessionIndex, query: str) 
     if named and all(entity_occurs(entity, observed) for entity in named):
         return None
     return PREMISE_WHY
+
+
+UNOBSERVED_WHY = "nothing it names was observed: the calls it cites name it only in what they were asked"
+
+
+def unobserved_reason(claim: Mapping[str, Any], session: SessionIndex) -> str | None:
+    """``UNOBSERVED_WHY`` when the claim names ids, codes or services and no call it cites observed any of them
+    (``observed_text``), though they were asked about them; else None.
+
+    Measured on dev (0.5B default): "pay-gateway 调用上游支付通道超时", a runbook's words cited to an empty
+    query_logs call for pay-gateway, labelled observed by the Verifier model: the only evidence was the call's own
+    header. A claim about what evigate asked, not about what came back, is no finding."""
+    named = [entity for entity in extract_entities(claim_text(claim)) if entity.is_key_value]
+    cited = [view for _, binding in iter_bindings(claim) for view in session.resolve(binding_ids(binding))
+             if view.success]
+    if not named or not cited:
+        return None
+    observed = observed_text(cited)
+    if any(entity_occurs(entity, observed) for entity in named):
+        return None
+    asked = "\n".join(f"{view.tool_name} {flatten(view.invocation.input)}" for view in cited if view.invocation.input)
+    return UNOBSERVED_WHY if any(entity_occurs(entity, asked) for entity in named) else None
 
 
 def observed_text(views: Iterable[InvocationView]) -> str:

@@ -37,3 +37,17 @@ def test_score_mode_names_the_bad_line_without_a_traceback(tmp_path: Path,
     assert bench.main(["--score", str(path)]) == 2
     assert "answers.jsonl:1" in capsys.readouterr().err
     assert bench.main(["--score", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_code_alone_confirms_the_incident_of_a_question_without_its_error_code(tmp_path: Path) -> None:
+    """bench/questions_code_only.py: every model silenced, the answer's confirmed fact is one code found and stated."""
+    from evigate.datasets.questions import load_questions
+    from evigate.demo.catalog import INCIDENTS
+    from evigate.optimize.question_metrics import score_answer
+
+    bench = load_bench("questions_code_only")
+    asked = [q for q in load_questions(split="dev") if q.id in ("service-time-zh-02", "none-other-day-01")]
+    answered = {item.id: score_answer(item, INCIDENTS) for item in bench.answer(asked, tmp_path / "a.jsonl")}
+    assert answered["service-time-zh-02"].useful and not answered["service-time-zh-02"].wrong
+    assert not answered["none-other-day-01"].confirmed and not answered["none-other-day-01"].wrong
+    assert len((tmp_path / "a.jsonl").read_text(encoding="utf-8").splitlines()) == 2

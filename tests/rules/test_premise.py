@@ -143,3 +143,24 @@ def test_a_call_that_only_writes_its_own_arguments_back_observes_nothing() -> No
     index = Gatekeeper.default().session_index([empty], SESSION, None, query)
     assert premise_reason(echo, index, query) == PREMISE_WHY
     assert off_topic_claims(output(echo), index, query) == {"claim-1": f"not a finding: {PREMISE_WHY}"}
+
+
+def test_a_claim_about_what_a_call_was_asked_is_no_finding() -> None:
+    """Measured on dev: a runbook's "pay-gateway 调用上游支付通道超时" cited to the header of an empty query_logs call
+    for pay-gateway, labelled observed by the Verifier model."""
+    from evigate.rules.verdict.premise import UNOBSERVED_WHY, unobserved_reason
+
+    query = "What broke payment-service on 2026-11-20 at 10:00?"
+    header = "query_logs start=2026-11-20 09:45:00 end=2026-11-20 10:15:00 service=pay-gateway"
+    empty = ToolInvocation(id=1, session_id=SESSION, tool_name="query_logs", input={"service": "pay-gateway"},
+                           output_preview=f"{header} level=WARN: no rows (0 matching log lines)",
+                           retrieval_details={"matched": 0, "filters": {"service": "pay-gateway"}})
+    guess = {**claim("pay-gateway 调用上游支付通道超时", header, [1]), "evidence_bindings": [{
+        "tool_name": "query_logs", "source_invocation_ids": [1], "evidence_excerpt": header,
+        "source_type": "tool_trace"}]}
+    index = Gatekeeper.default().session_index([empty], SESSION, None, query)
+    assert unobserved_reason(guess, index) == UNOBSERVED_WHY
+    assert off_topic_claims(output(guess), index, query) == {"claim-1": f"not a finding: {UNOBSERVED_WHY}"}
+    # The same words cited to a log line that shows pay-gateway timing out are an observation.
+    seen = empty.model_copy(update={"output_preview": "2026-11-20 10:01:02 ERROR pay-gateway upstream timeout"})
+    assert unobserved_reason(guess, Gatekeeper.default().session_index([seen], SESSION, None, query)) is None

@@ -1,0 +1,101 @@
+"""The question bank answered by code alone: what the deterministic core confirms with every model silenced.
+
+The same program and metrics as ``bench/questions.py``, with each agent's model replaced by the least it could do:
+the Planner never proposes (code plans: the error code the question names, the census of the records it points at,
+or the best skill by text), the Executor runs the plan's calls and writes no claim, the Verifier judges nothing and
+the Composer fails (the renderer writes the answer). Every confirmed fact is then one that code found in the tool
+outputs and stated itself (docs/confirmation.md §4d), so these figures separate what code contributes from what the
+0.5B model adds or costs. No model is loaded; a split takes a minute or two.
+
+Rerun:  .venv/bin/python bench/questions_code_only.py --split test
+        .venv/bin/python bench/questions_code_only.py --split dev --out /tmp/dev-code.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from questions import report  # the sibling bench script's printer
+
+CODE_ONLY = "code-only"
+
+
+class NoProposal(dspy.Module):
+    """The Planner's model, silenced: the Planner falls back to the plan code makes."""
+
+    def forward(self, **_: Any) -> dspy.Prediction:
+        raise RuntimeError("code-only benchmark: no planner model")
+
+
+class PlanRunner(dspy.Module):
+    """An Executor that runs the plan's calls (recorded like any) and writes no claim of its own."""
+
+    def forward(self, query: str, plan: Any, retry_context: Any = None, toolbox: Any = None) -> dspy.Prediction:
+        for step in plan.steps:
+            toolbox.call(step.tool, **step.args)
+        return dspy.Prediction(raw_output=json.dumps({"answer_version": "executor_evidence_v2", "claims": []}))
+
+
+class NoVerdict(dspy.Module):
+    """A Verifier that labels nothing: code's own labels and caps decide."""
+
+    def forward(self, verifier_input: Any) -> dspy.Prediction:
+        from evigate.signatures import VerifierOutput
+
+        return dspy.Prediction(verifier_output=VerifierOutput(
+            verdict="LOW_CONFID", claim_checks=[], hypothesis_checks=[], rationale="code-only benchmark"))
+
+
+class NoText(dspy.Module):
+    """A Composer that writes nothing: the deterministic renderer answers."""
+
+    def forward(self, composer_input: Any) -> dspy.Prediction:
+        raise RuntimeError("code-only benchmark: no composer model")
+
+
+def answer(questions: Sequence[Any], out: Path) -> list[Any]:
+    from evigate.modules.program import DiagnosisProgram
+    from evigate.optimize.question_runs import ask_question
+
+    workdir = Path(tempfile.mkdtemp(prefix="evigate-code-only-"))
+    program = DiagnosisProgram.from_settings(database=workdir / "evigate.duckdb", executor=PlanRunner(),
+                                             verifier=NoVerdict(), composer=NoText())
+    program.planner.propose = NoProposal()
+    answered = []
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as sink:
+        for question in questions:
+            item = ask_question(program, question).model_copy(update={"model": CODE_ONLY})
+            sink.write(item.model_dump_json() + "\n")
+            answered.append(item)
+    return answered
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from evigate.datasets.questions import load_questions
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("train", "dev", "test", "all"), default="dev")
+    parser.add_argument("--out", default=None, help="per-question JSONL (default: a new file under the temp dir)")
+    parser.add_argument("--verbose", action="store_true", help="one line per question")
+    args = parser.parse_args(argv)
+    questions = load_questions(split=None if args.split == "all" else args.split)
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="evigate-code-only-")) / "answers.jsonl"
+    print(f"{len(questions)} question(s) of split {args.split}, no model (every agent silenced; code answers)")
+    report(answer(questions, out), verbose=args.verbose)
+    print(f"\nanswers: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
