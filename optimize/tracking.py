@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from evigate.errors import ConfigError
+
 DEFAULT_DB_FILE = "mlruns.db"
 ARTIFACTS_DIR = "mlartifacts"
 EXPERIMENT_PREFIX = "evigate-"
@@ -45,6 +47,12 @@ def configure(uri: str | None = None) -> str:
     import mlflow
 
     uri = uri or tracking_uri()
+    scheme = urlparse(uri).scheme
+    if scheme in ("", "file") or len(scheme) == 1:  # a bare path, file:…, or a Windows drive letter
+        # MLflow's file store takes no new runs ("maintenance mode"); say so instead of failing mid-job.
+        path = Path(uri.removeprefix("file://").removeprefix("file:"))
+        raise ConfigError(f"tracking URI {uri!r} is a directory store, which MLflow no longer writes: use a database, "
+                          f"e.g. --tracking-uri sqlite:///{(path / DEFAULT_DB_FILE).resolve()}")
     mlflow.set_tracking_uri(uri)
     return uri
 
