@@ -193,7 +193,8 @@ def test_the_templates_own_action_with_its_reason_is_no_model_junk() -> None:
 
 
 def test_a_composer_that_names_the_tool_in_its_own_words_still_states_the_fact() -> None:
-    """Measured on dev: "查询日志返回：… ERR_SMS_PROVIDER sms retry" for the claim "query_logs 返回：…" was not counted."""
+    """Measured on dev: "查询日志返回：… ERR_SMS_PROVIDER sms retry" for the claim "query_logs 返回：…" was not
+    counted as stated."""
     line = "2026-11-28 06:10:00 WARN notification-service ERR_SMS_PROVIDER sms retry"
     record = _record("notification-service 6 点 15 分左右的情况帮我看一下", "INC-20261128-02",
                      [_claim(f"query_logs 返回：{line}")], verdict="PASS", outputs=[line])
