@@ -14,14 +14,11 @@ Rerun:  .venv/bin/python bench/questions_code_only.py --split test
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import dspy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -30,47 +27,11 @@ from questions import report  # the sibling bench script's printer
 CODE_ONLY = "code-only"
 
 
-class NoProposal(dspy.Module):
-    """The Planner's model, silenced: the Planner falls back to the plan code makes."""
-
-    def forward(self, **_: Any) -> dspy.Prediction:
-        raise RuntimeError("code-only benchmark: no planner model")
-
-
-class PlanRunner(dspy.Module):
-    """An Executor that runs the plan's calls (recorded like any) and writes no claim of its own."""
-
-    def forward(self, query: str, plan: Any, retry_context: Any = None, toolbox: Any = None) -> dspy.Prediction:
-        for step in plan.steps:
-            toolbox.call(step.tool, **step.args)
-        return dspy.Prediction(raw_output=json.dumps({"answer_version": "executor_evidence_v2", "claims": []}))
-
-
-class NoVerdict(dspy.Module):
-    """A Verifier that labels nothing: code's own labels and caps decide."""
-
-    def forward(self, verifier_input: Any) -> dspy.Prediction:
-        from evigate.signatures import VerifierOutput
-
-        return dspy.Prediction(verifier_output=VerifierOutput(
-            verdict="LOW_CONFID", claim_checks=[], hypothesis_checks=[], rationale="code-only benchmark"))
-
-
-class NoText(dspy.Module):
-    """A Composer that writes nothing: the deterministic renderer answers."""
-
-    def forward(self, composer_input: Any) -> dspy.Prediction:
-        raise RuntimeError("code-only benchmark: no composer model")
-
-
 def answer(questions: Sequence[Any], out: Path) -> list[Any]:
-    from evigate.modules.program import DiagnosisProgram
+    from evigate.datasets.codeonly_sessions import code_only_program
     from evigate.optimize.question_runs import ask_question
 
-    workdir = Path(tempfile.mkdtemp(prefix="evigate-code-only-"))
-    program = DiagnosisProgram.from_settings(database=workdir / "evigate.duckdb", executor=PlanRunner(),
-                                             verifier=NoVerdict(), composer=NoText())
-    program.planner.propose = NoProposal()
+    program = code_only_program(Path(tempfile.mkdtemp(prefix="evigate-code-only-")) / "evigate.duckdb")
     answered = []
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as sink:

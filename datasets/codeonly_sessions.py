@@ -48,15 +48,21 @@ class _FailingComposer(dspy.Module):
         raise RuntimeError("code-only session: no composer")
 
 
-def codeonly_composer_inputs(questions: list[Question] | None = None) -> Iterator[tuple[Question, ComposerInput]]:
-    """Each question of the bank (in bank order) with the Composer input its code-only session recorded."""
+def code_only_program(database: Path) -> Any:
+    """The real program over ``database`` with every agent's model silenced (see the module docstring): what code
+    alone finds and states. Also ``bench/questions_code_only.py``'s program."""
     from evigate.modules.program import DiagnosisProgram
 
+    program = DiagnosisProgram.from_settings(database=database, executor=_SilentExecutor(),
+                                             verifier=_SilentVerifier(), composer=_FailingComposer())
+    program.planner.propose = _NoModel()
+    return program
+
+
+def codeonly_composer_inputs(questions: list[Question] | None = None) -> Iterator[tuple[Question, ComposerInput]]:
+    """Each question of the bank (in bank order) with the Composer input its code-only session recorded."""
     with tempfile.TemporaryDirectory(prefix="evigate-bank-") as workdir:
-        program = DiagnosisProgram.from_settings(database=Path(workdir) / "evigate.duckdb",
-                                                 executor=_SilentExecutor(), verifier=_SilentVerifier(),
-                                                 composer=_FailingComposer())
-        program.planner.propose = _NoModel()
+        program = code_only_program(Path(workdir) / "evigate.duckdb")
         for question in load_questions() if questions is None else questions:
             program.settings.locale = question.locale
             result = program(query=question.text)
