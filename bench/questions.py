@@ -128,7 +128,7 @@ def _rate(label: str, hits: int, total: int, target: str = "") -> str:
 def report(answers: Sequence[Any], verbose: bool = True) -> dict[str, Any]:
     """Print the metrics of ``answers``; return the figures."""
     from evigate.demo.catalog import INCIDENTS
-    from evigate.optimize.question_metrics import contribution_sums, score_answer
+    from evigate.optimize.question_metrics import contribution_sums, executor_own_claims, score_answer
     from evigate.optimize.stats import bootstrap_median
 
     scored = [(answer, score_answer(answer, INCIDENTS)) for answer in answers]
@@ -167,6 +167,10 @@ def report(answers: Sequence[Any], verbose: bool = True) -> dict[str, Any]:
         figures["p50_round_seconds"] = median[0]
     sums = contribution_sums(answers)
     if sums:
+        composed = sum(sums.get(f"composer.{status}", 0) for status in ("shown", "replaced", "skipped"))
+        print(_rate("answers showing the Composer's own text", sums.get("composer.shown", 0), composed, "≥ 60 %"))
+        own, allowed = executor_own_claims(answers)
+        print(_rate("allowed claims as the Executor wrote them", own, allowed, "≥ 50 %"))
         print("  contributions (summed over sessions): " + ", ".join(f"{k} {v}" for k, v in sums.items()))
     else:
         print("  contributions: no session recorded any (the audit's `contributions` record is absent)")

@@ -229,3 +229,19 @@ def contribution_sums(records: Iterable[AnsweredQuestion]) -> dict[str, int]:
         if contributions:
             add("sessions_with_contributions", 1)
     return dict(sorted(sums.items()))
+
+
+def executor_own_claims(records: Iterable[AnsweredQuestion]) -> tuple[int, int]:
+    """(allowed claims the Executor wrote that were kept as written, all allowed claims) over ``records``: how much of
+    what users are told is the Executor's own (issue 19). A claim counts as the Executor's only when the last round's
+    contributions record it ``kept``; code's observations and rewrites, and sessions without a record, count as not."""
+    own = total = 0
+    for record in records:
+        rounds = (record.contributions or {}).get("rounds") or []
+        last = (rounds[-1].get("executor") or {}) if rounds and isinstance(rounds[-1], Mapping) else {}
+        kept = {item.get("claim_id") for item in last.get("claims") or []
+                if isinstance(item, Mapping) and item.get("status") == "kept"}
+        for claim in (record.composer_input or {}).get("allowed_claims") or []:
+            total += 1
+            own += isinstance(claim, Mapping) and claim.get("claim_id") in kept
+    return own, total

@@ -54,9 +54,11 @@ def _line(composer_input: ComposerInput, text: str, material: str, prefix: str) 
         return None  # text planted for the model never reaches the reader, whatever let it through
     if composer_input.original_query and restates_question(body, composer_input.original_query):
         return None  # the question again is no finding, gap or step (issue 18), whatever let it through
-    if check_text(composer_input, body, material):
+    # Checked as shown, bullet included: the guard reads the whole answer, and the bullet alone moved a line past the
+    # hypothesis-as-fact threshold (found by the property test test_deterministic_answer_passes_the_guard).
+    if check_text(composer_input, BULLET + body, material):
         body = prefix + body
-        if check_text(composer_input, body, material):
+        if check_text(composer_input, BULLET + body, material):
             return None
     return BULLET + body
 
@@ -71,12 +73,14 @@ def _section(
 
 
 def _actions(composer_input: ComposerInput, locale: str = "zh") -> list[str]:
-    """Each action with its reason in brackets, unless the reason only repeats the action (small models copy it)."""
+    """Each action with its reason in brackets, unless the reason only repeats the action (small models copy it).
+    An action with no text is none: its reason alone, in brackets, would be a bare statement shown as a next step
+    (found by the guard's property test: a reason restating a hypothesis as fact)."""
     shape = _template(locale)["action_reason"]
     return [
         shape.format(action=a.action_text, reason=a.reason) if a.reason and not restates(a.reason, a.action_text)
         else a.action_text
-        for a in composer_input.recommended_actions
+        for a in composer_input.recommended_actions if a.action_text.strip()
     ]
 
 
@@ -102,8 +106,9 @@ def render_deterministic(composer_input: ComposerInput, *, locale: Locale = "zh"
     if composer_input.allowed_hypotheses and verdict != "PASS":
         possible = [hypothesis.hypothesis_text for hypothesis in composer_input.allowed_hypotheses]
         blocks.append(_section(composer_input, words["possible"], possible, material, locale))
-    if composer_input.recommended_actions:
-        blocks.append(_section(composer_input, words["next_steps"], _actions(composer_input, locale), material, locale))
+    actions = _actions(composer_input, locale)
+    if actions:
+        blocks.append(_section(composer_input, words["next_steps"], actions, material, locale))
     return "\n\n".join(blocks)
 
 

@@ -31,6 +31,7 @@ from evigate.rules.contract import (
     tool_of,
     with_claims,
 )
+from evigate.rules.gate.observed import KNOWLEDGE_TOOLS, is_knowledge_tool, restates_header
 from evigate.rules.gate.session import InvocationView, SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
@@ -39,10 +40,6 @@ from evigate.rules.text.words import stopwords, terms
 from evigate.rules.thresholds import THRESHOLDS
 from evigate.signatures import CRITICAL_CLAIM_TYPES, ClaimCheck, ClaimVerification, EvidenceRef
 
-KNOWLEDGE_TOOLS: tuple[str, ...] = ("lookup_knowledge",)
-"""Tools whose output is a knowledge document (runbook, error-code catalogue), not an observation of the incident.
-Any tool whose name contains "knowledge", "runbook" or "kb" is treated the same way."""
-_KNOWLEDGE_NAME = re.compile(r"knowledge|runbook|(?:^|_)kb(?:_|$)|(?:^|_)docs?(?:_|$)", re.IGNORECASE)
 CEILING: ClaimVerification = "reasonable_inference"
 MIN_CONFIRM_WEIGHT = THRESHOLDS.confirmation.min_confirm_weight
 """A restated text lighter than this (2 per CJK character, 1 per other character) is too generic to confirm."""
@@ -88,11 +85,6 @@ def strip_attribution(text: str, tool_names: Iterable[str] = ()) -> str:
     """The claim text, folded, without a leading attribution ("日志显示", "根据日志，", "the logs show", "X 返回：")."""
     folded = squash_whitespace(fold(text))
     return _attribution(tool_names).sub("", folded, count=1).strip()
-
-
-def is_knowledge_tool(tool_name: str, knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS) -> bool:
-    """Whether a tool's output is a knowledge document rather than an observation of the incident."""
-    return tool_name in set(knowledge_tools) or bool(_KNOWLEDGE_NAME.search(tool_name or ""))
 
 
 def is_causal(claim: Mapping[str, Any]) -> bool:
@@ -246,21 +238,6 @@ def restated_by(
         if not any(entity_occurs(entity, part) for view in views for part in _returned_texts(view)):
             return []
     return showing
-
-
-def restates_header(text: str, views: Sequence[InvocationView]) -> bool:
-    """Whether ``text`` restates the call: a tool's header line ("query_metrics payment-service …"), or the call's args.
-
-    Measured on the 0.5B default: such a header, time range and point count included, confirmed as a symptom made a
-    PASS that showed nothing about the incident. A header is the tool describing its own call, not a finding.
-    """
-    folded = fold(text).lstrip(" '\"“”‘’`「」")
-    if any(folded.startswith(fold(view.tool_name)) for view in views):
-        return True
-    # Measured on the 0.5B default: the claim "ERR_SMS_PROVIDER 短信服务商 熔断" was lookup_knowledge's own query,
-    # found in its header line. What the call's arguments already hold is what was asked, not what was returned.
-    needle = compact(folded)
-    return bool(needle) and any(view.input_core and needle in view.input_core for view in views)
 
 
 def asks_again(claim: Mapping[str, Any], session: SessionIndex) -> InvocationView | None:

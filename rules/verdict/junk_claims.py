@@ -52,7 +52,7 @@ from evigate.rules.verdict.confirmation import (
     is_knowledge_tool,
     restates_header,
 )
-from evigate.rules.verdict.premise import premise_reason
+from evigate.rules.verdict.premise import borrowed_reason, premise_reason
 from evigate.signatures import ANSWER_VERSION
 
 MAX_EXCERPT_CHARS = THRESHOLDS.junk_claims.max_excerpt_chars
@@ -190,7 +190,8 @@ def rewrite_junk_claims(
     rewrites: list[ClaimRewrite] = []
     for index, claim in iter_claims(result):
         text = claim_text(claim)
-        why = junk_reason(text, query, instructions) or premise_reason(claim, session, query)
+        why = (junk_reason(text, query, instructions) or premise_reason(claim, session, query)
+               or borrowed_reason(claim, session, knowledge))
         if why is None:
             continue
         for _, binding in iter_bindings(claim):

@@ -17,15 +17,16 @@ code.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evigate.rules.contract import binding_ids, claim_text, iter_bindings
-from evigate.rules.gate.session import InvocationView, SessionIndex, flatten
+from evigate.rules.gate.observed import KNOWLEDGE_TOOLS, is_knowledge_tool, observed_text
+from evigate.rules.gate.session import SessionIndex, flatten
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.junk import echoes
-from evigate.rules.verdict.confirmation import restates_header
+from evigate.rules.text.normalize import compact, fold, weight
+from evigate.rules.verdict.confirmation import MIN_CONFIRM_WEIGHT, strip_attribution
 
 PREMISE_WHY = "the claim text restates the user's question, and what it cites does not observe what it names"
 
@@ -65,32 +66,25 @@ def unobserved_reason(claim: Mapping[str, Any], session: SessionIndex) -> str | 
     return UNOBSERVED_WHY if any(entity_occurs(entity, asked) for entity in named) else None
 
 
-def observed_text(views: Iterable[InvocationView]) -> str:
-    """What the successful calls observed: their returned lines beyond their own header, and their details with the
-    call's own argument values blanked out.
-
-    Measured on dev: "query_logs … service=notification-service level=WARN: no rows" names the service it was asked
-    about (``restates_header``), and its details carry the filters (``"service": "notification-service"``): neither
-    observed anything about notification-service."""
-    parts: list[str] = []
-    for view in views:
-        if not view.success:
-            continue
-        parts += [line for line in (view.raw_preview or "").splitlines()
-                  if line.strip() and not restates_header(line, [view])]
-        details = view.raw_details or ""
-        for value in _values(view.invocation.input):
-            details = re.sub(rf"(?<![\w\-]){re.escape(value)}(?![\w\-])", " ", details, flags=re.IGNORECASE)
-        parts.append(details)
-    return "\n".join(part for part in parts if part.strip())
+BORROWED_WHY = "its words are a knowledge document's, not what the calls it cites returned"
 
 
-def _values(value: Any) -> list[str]:
-    """The scalar argument values of a call, longest first (one never blanks part of a longer one)."""
-    if isinstance(value, Mapping):
-        found = [item for inner in value.values() for item in _values(inner)]
-    elif isinstance(value, list | tuple):
-        found = [item for inner in value for item in _values(inner)]
-    else:
-        found = [str(value).strip()] if value is not None and str(value).strip() else []
-    return sorted(set(found), key=len, reverse=True)
+def borrowed_reason(
+    claim: Mapping[str, Any], session: SessionIndex, knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS
+) -> str | None:
+    """``BORROWED_WHY`` when the claim's whole text (minus an attribution) is what a knowledge document of this session
+    returned, while no call it cites returned it and none of them is a knowledge document; else None.
+
+    Measured on dev (0.5B default): "pay-gateway 调用上游支付通道超时", the runbook's definition of ERR_TIMEOUT, and a
+    runbook's section title with its retrieval metadata, each cited to a real log line of query_logs, were labelled
+    observed by the Verifier model and made NORMAL answers. A runbook describes; it never observed this incident, and
+    a real excerpt beside its words does not make them an observation (the excerpt itself is stated by code)."""
+    knowledge = tuple(knowledge_tools)
+    cited = [view for _, binding in iter_bindings(claim) for view in session.resolve(binding_ids(binding))]
+    if not cited or any(is_knowledge_tool(view.tool_name, knowledge) for view in cited):
+        return None
+    core = compact(fold(strip_attribution(claim_text(claim), (view.tool_name for view in cited))))
+    if weight(core) < MIN_CONFIRM_WEIGHT or any(core in part for view in cited for part in view.returned_cores):
+        return None
+    runbooks = [view for view in session.in_session if view.success and is_knowledge_tool(view.tool_name, knowledge)]
+    return BORROWED_WHY if any(core in part for view in runbooks for part in view.returned_cores) else None

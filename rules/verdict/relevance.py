@@ -40,7 +40,7 @@ from evigate.rules.text.normalize import fold
 from evigate.rules.verdict.anchor_observations import names_record, session_anchors
 from evigate.rules.verdict.confirmation import is_knowledge_tool
 from evigate.rules.verdict.junk_claims import junk_reason
-from evigate.rules.verdict.premise import observed_text, premise_reason, unobserved_reason
+from evigate.rules.verdict.premise import borrowed_reason, observed_text, premise_reason, unobserved_reason
 
 LINK_KINDS = frozenset({"identifier", "error_code", "service", "address"})
 """Entities of a claim through which a returned line can tie it to the question (not times or counts)."""
@@ -133,7 +133,7 @@ def off_topic_claims(normalized: Mapping[str, Any] | None, session: SessionIndex
     for index, claim in iter_claims(normalized):
         key = claim_key(claim, index)
         why = (junk_reason(claim_text(claim), query) or premise_reason(claim, session, query)
-               or unobserved_reason(claim, session))
+               or unobserved_reason(claim, session) or borrowed_reason(claim, session))
         if why is not None:
             # The question restated names all its keys, yet is no finding about them (issue 18: "a restated question
             # is never a claim, in any language"); code rewrote it where it cited a usable excerpt.

@@ -204,3 +204,22 @@ def test_a_composer_that_names_the_tool_in_its_own_words_still_states_the_fact()
     assert score.confirmed and score.useful and not score.wrong
     unrelated = prose.model_copy(update={"answer": "查询日志返回：没有发现问题"})
     assert not score_answer(unrelated, INCIDENTS).confirmed
+
+
+def test_executor_own_claims_count_only_allowed_claims_the_last_round_kept_as_written() -> None:
+    from evigate.optimize.question_metrics import executor_own_claims
+
+    claims = [{"claim_id": cid, "claim_type": "symptom", "claim_text": "t", "support_level": "direct"}
+              for cid in ("claim-1", "claim-2", "observed-1")]
+    record = AnsweredQuestion(
+        id="a", text="x", locale="zh", incident=None,
+        composer_input={"allowed_claims": claims},
+        contributions={"rounds": [
+            {"executor": {"claims": [{"claim_id": "claim-1", "status": "rewritten"}]}},
+            {"executor": {"claims": [{"claim_id": "claim-1", "status": "kept"},
+                                     {"claim_id": "claim-2", "status": "rewritten"},
+                                     {"claim_id": "observed-1", "status": "added_by_code"}]}}]})
+    unrecorded = AnsweredQuestion(id="b", text="y", locale="en", incident=None,
+                                  composer_input={"allowed_claims": claims[:1]})
+    assert executor_own_claims([record, unrecorded]) == (1, 4)
+    assert executor_own_claims([]) == (0, 0)

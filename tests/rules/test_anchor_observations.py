@@ -196,3 +196,26 @@ def test_evidence_named_is_bounded_and_only_ever_selects_returned_lines(names: l
     for item in result["claims"][1:]:
         assert any(item["evidence_bindings"][0]["excerpt"] in text for text in returned)
     assert len(additions) == len(result["claims"]) - 1
+
+
+def test_an_inference_quoting_a_call_leaves_its_record_to_code() -> None:
+    """Measured on the 0.5B default: "索引列上使用函数导致索引失效" (support indirect, a cause), quoting the part every
+    SLOW_SQL line shares; capped, it was never confirmed, and the call counted as quoted: nothing was confirmed."""
+    from evigate.rules.verdict.code_claims import add_code_claims
+
+    lines = [f"2026-11-28 02:1{n}:00 WARN settlement-service trace=5d0c2a9e SLOW_SQL slow query 1{n}000ms: "
+             f"SELECT id FROM t_payment_record WHERE DATE(created_at) = '2026-11-27' OFFSET {n}000" for n in range(3)]
+    logs = ToolInvocation(id=21, session_id=SESSION, tool_name="query_logs",
+                          input={"service": "settlement-service", "error_code": "SLOW_SQL"},
+                          output_preview="\n".join(lines))
+    index = Gatekeeper.default().session_index([logs], SESSION, evidence_named=("SLOW_SQL",))
+    shared = "SELECT id FROM t_payment_record WHERE DATE(created_at)"
+    for inference in (claim("索引列上使用函数导致索引失效", shared, [2]),
+                      claim("settlement-service 的查询没有走索引", shared, [2], support="indirect")):
+        inference["evidence_bindings"][0]["source_invocation_ids"] = [21]
+        result = add_code_claims(output(inference), index, query="settlement-service 凌晨为什么这么慢？")
+        assert [item.new_text for item in result.observed] == [f"query_logs 返回：{lines[0]}"]
+    # A claim that may stand as a direct observation still leaves the call to its own words.
+    plain = claim("settlement-service 出现 SLOW_SQL 慢查询", lines[1], [2])
+    plain["evidence_bindings"][0]["source_invocation_ids"] = [21]
+    assert add_code_claims(output(plain), index, query="settlement-service 凌晨为什么这么慢？").observed == []

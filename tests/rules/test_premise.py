@@ -164,3 +164,25 @@ def test_a_claim_about_what_a_call_was_asked_is_no_finding() -> None:
     # The same words cited to a log line that shows pay-gateway timing out are an observation.
     seen = empty.model_copy(update={"output_preview": "2026-11-20 10:01:02 ERROR pay-gateway upstream timeout"})
     assert unobserved_reason(guess, Gatekeeper.default().session_index([seen], SESSION, None, query)) is None
+
+
+def test_a_runbooks_words_cited_to_an_evidence_call_are_no_finding() -> None:
+    """Measured on dev (0.5B default): "pay-gateway 调用上游支付通道超时", the runbook's definition of ERR_TIMEOUT,
+    and a runbook's section title, each cited to a real log line, were labelled observed by the Verifier model:
+    NORMAL answers whose confirmed fact was the runbook speaking."""
+    from evigate.rules.verdict.premise import BORROWED_WHY, borrowed_reason
+
+    query = "pay-gateway 14:10 前后是什么状况？"
+    index = Gatekeeper.default().session_index(INVOCATIONS, SESSION, None, query)
+    log_line = "ERROR pay-gateway trace=3f9a7c2e5b8d1046 order=123 ERR_TIMEOUT upstream unionpay"
+    borrowed = claim("pay-gateway 调用上游支付通道超时", log_line, [2])
+    titled = claim("“ERR_TIMEOUT 含义：pay-gateway 调用上游支付通道超时”，", log_line, [2])
+    assert borrowed_reason(borrowed, index) == BORROWED_WHY and borrowed_reason(titled, index) == BORROWED_WHY
+    assert off_topic_claims(output(borrowed), index)["claim-1"].endswith(BORROWED_WHY)
+    # Code states what the cited call did return instead, and that is about the question.
+    added = add_code_claims(output(borrowed), index, query=query)
+    assert added.data is not None and added.data["claims"][0]["claim_text"] == f"query_logs 返回：{log_line}"
+    # Not borrowed: the cited output says it too; the runbook itself is cited (its caps decide); no runbook says it.
+    assert borrowed_reason(claim("upstream unionpay timeout after 5300ms", log_line, [2]), index) is None
+    assert borrowed_reason(claim("pay-gateway 调用上游支付通道超时", "调用上游支付通道超时", [3]), index) is None
+    assert borrowed_reason(claim("pay-gateway 的通道整体超时了", log_line, [2]), index) is None

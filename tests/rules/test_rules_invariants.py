@@ -28,7 +28,7 @@ from evigate.rules import (
     score_rule_evaluation,
 )
 from evigate.rules.verdict.rows import BLOCKS_PASS
-from evigate.signatures import ComposerInput, ComposerOutput
+from evigate.signatures import AllowedHypothesis, ComposerAction, ComposerInput, ComposerOutput
 from evigate.signatures.verifier import ClaimVerification
 
 GATEKEEPER = Gatekeeper.default()
@@ -327,3 +327,27 @@ def test_an_unsafe_composer_text_is_never_shown(composer_input: ComposerInput, t
     answer = render_answer(composer_input, output)
     if check_composer_output(composer_input, output) and text.strip():
         assert text.strip() not in answer or text.strip() in render_answer(composer_input, None)
+
+
+def test_an_action_without_text_is_not_shown_as_its_bare_reason() -> None:
+    """Found by ``test_deterministic_answer_passes_the_guard``: an action with no text rendered as "•（<reason>）",
+    its reason restating a hypothesis as fact, which the guard then refused in the renderer's own answer."""
+    composer_input = ComposerInput(
+        original_query="", verdict="PASS", allowed_claims=[],
+        allowed_hypotheses=[AllowedHypothesis(hypothesis_text="92% 连接池耗尽", needed_evidence=[])],
+        recommended_actions=[ComposerAction(action_text="", reason="订单 123 92% | t | 连接池耗尽 pay-gateway")])
+    answer = render_answer(composer_input, None, locale="zh")
+    assert "连接池耗尽" not in answer
+    assert check_composer_output(composer_input, ComposerOutput(answer_summary="", user_facing_answer=answer)) == []
+
+
+def test_each_rendered_line_is_checked_as_shown_bullet_included() -> None:
+    """Found by the same property test: "payment-service pay-gateway - 列表（连接池耗尽 payment-service）" passed the
+    guard alone, but with its bullet it stated the hypothesis "pay-gateway 连接池耗尽" as fact."""
+    composer_input = ComposerInput(
+        original_query="", verdict="PASS", allowed_claims=[],
+        allowed_hypotheses=[AllowedHypothesis(hypothesis_text="pay-gateway 连接池耗尽", needed_evidence=[])],
+        recommended_actions=[ComposerAction(action_text="payment-service pay-gateway - 列表",
+                                            reason="连接池耗尽 payment-service")])
+    answer = render_answer(composer_input, None, locale="zh")
+    assert check_composer_output(composer_input, ComposerOutput(answer_summary="", user_facing_answer=answer)) == []
