@@ -50,13 +50,18 @@ def observed_text(views: Iterable[InvocationView]) -> str:
     for view in views:
         if not view.success:
             continue
-        parts += [line for line in (view.raw_preview or "").splitlines()
-                  if line.strip() and not restates_header(line, [view])]
+        parts += returned_lines(view)
         details = view.raw_details or ""
         for value in _values(view.invocation.input):
             details = re.sub(rf"(?<![\w\-]){re.escape(value)}(?![\w\-])", " ", details, flags=re.IGNORECASE)
         parts.append(details)
     return "\n".join(part for part in parts if part.strip())
+
+
+def returned_lines(view: InvocationView) -> list[str]:
+    """The lines a call returned beyond its own header ("query_logs … service=pay-gateway: no rows" is only that)."""
+    return [line for line in (view.raw_preview or "").splitlines()
+            if line.strip() and not restates_header(line, [view])]
 
 
 def _values(value: Any) -> list[str]:
@@ -72,12 +77,15 @@ def _values(value: Any) -> list[str]:
 
 def evidence_text(session: SessionIndex, knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS) -> str:
     """What this session's evidence calls that observed anything were asked and returned (never a knowledge document,
-    never a call that came back empty): the entities an answer's directions, gaps and steps may be about."""
+    never a call that came back empty): the entities an answer's directions, gaps and steps may be about.
+
+    A call observed something when it returned a line beyond its header; its retrieval details do not count (measured
+    on dev: an empty query_logs call's details still read ``{"matched": 0, "returned": 0, "filters": …}``)."""
     knowledge = tuple(knowledge_tools)
     parts: list[str] = []
     for view in session.in_session:
         if (not view.success or not view.invocation.is_evidence or is_knowledge_tool(view.tool_name, knowledge)
-                or not observed_text([view]).strip()):
+                or not returned_lines(view)):
             continue
         parts += [view.raw_preview or "", view.raw_details or "", flatten(view.invocation.input or {})]
     return "\n".join(part for part in parts if part)

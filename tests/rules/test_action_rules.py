@@ -64,7 +64,8 @@ def test_a_direction_or_gap_naming_what_only_a_runbook_or_the_plan_named_is_drop
     calls = [
         ToolInvocation(id=1, session_id=session, tool_name="query_logs",
                        input={"service": "pay-gateway", "time_window": "2026-11-20 09:45/2026-11-20 10:15"},
-                       output_preview="query_logs start=2026-11-20 09:45:00 service=pay-gateway: no rows"),
+                       output_preview="query_logs start=2026-11-20 09:45:00 service=pay-gateway: no rows",
+                       retrieval_details={"matched": 0, "returned": 0, "filters": {"service": "pay-gateway"}}),
         ToolInvocation(id=2, session_id=session, tool_name="lookup_knowledge", input={"query": "ERR_TIMEOUT 超时"},
                        output_preview=runbook),
         ToolInvocation(id=3, session_id=session, tool_name="query_metrics",
