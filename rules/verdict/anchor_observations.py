@@ -43,7 +43,6 @@ from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
 from evigate.rules.text.instructions import tells_someone_to_act
 from evigate.rules.text.normalize import compact, fold, weight
-from evigate.rules.text.phrases import HEDGE
 from evigate.rules.thresholds import THRESHOLDS
 from evigate.rules.verdict.confirmation import (
     KNOWLEDGE_TOOLS,
@@ -58,6 +57,7 @@ from evigate.rules.verdict.junk_claims import (
     ClaimRewrite,
     cut_line,
     junk_reason,
+    never_observed,
     observation_text,
     usable_excerpt,
 )
@@ -203,7 +203,7 @@ def _quoted_invocations(
     ceilings = ceilings_of(data, knowledge)
     for index, claim in iter_claims(data):
         text = claim_text(claim)
-        if (not is_critical(claim) or claim_key(claim, index) in ceilings or HEDGE.search(fold(text))
+        if (not is_critical(claim) or never_observed(claim, claim_key(claim, index), ceilings)
                 or junk_reason(text, query) is not None
                 or premise_reason(claim, session, query) is not None or asks_again(claim, session) is not None
                 or borrowed_reason(claim, session, knowledge) is not None):

@@ -239,6 +239,12 @@ def cut_line(line: str) -> str:
     return head[: head.rfind(" ")] if " " in head else head
 
 
+def never_observed(claim: Mapping[str, Any], key: str, ceilings: Mapping[str, Any]) -> bool:
+    """Whether a claim can never be a direct observation itself: capped (``ceilings_of``: indirect, causal,
+    knowledge-only) or hedged. Its quote is then stated by code (here, and ``add_anchor_observations``)."""
+    return key in ceilings or bool(HEDGE.search(fold(claim_text(claim))))
+
+
 def add_excerpt_observations(
     data: Mapping[str, Any] | None,
     session: SessionIndex,
@@ -268,7 +274,7 @@ def add_excerpt_observations(
     for index, claim in iter_claims(result):
         key = claim_key(claim, index)
         text = claim_text(claim)
-        if junk_reason(text, query) is not None or not (key in ceilings or HEDGE.search(fold(text))):
+        if junk_reason(text, query) is not None or not never_observed(claim, key, ceilings):
             continue  # a junk text is rewritten instead; any other claim may still be observed as written
         for _, binding in iter_bindings(claim):
             tool = tool_of(binding)
