@@ -21,7 +21,7 @@ from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold
 from evigate.rules.text.phrases import QUESTION_MARKS
 from evigate.rules.verdict.confirmation import CodeJudgement, confirm_by_code, only_remaining
-from evigate.rules.verdict.relevance import off_topic_claims
+from evigate.rules.verdict.relevance import off_topic_claims, off_topic_items
 from evigate.signatures import ComposerInput, ComposerOutput, VerifierInput, VerifierOutput
 
 AskModel = Callable[[VerifierInput], "VerifierOutput | None"]
@@ -71,6 +71,7 @@ def judge(
         observations=observations,
         # Issue 18: a true line about something else never makes a NORMAL answer (docs/confirmation.md §4e).
         off_topic=off_topic_claims(gate.normalized, session),
+        off_topic_items=off_topic_items(gate.normalized, session),
     )
     return Judgement(decision, output, code, called)
 

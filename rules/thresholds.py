@@ -126,6 +126,8 @@ class Junk(_Section):
     echo_share: float = Field(description="a text this much made of pieces of the question restates it")
     min_echo_weight: int = Field(description="texts lighter than this are too short to judge as the question "
                                              "restated")
+    min_premise_terms: int = Field(description="a claim of this many content terms or more, all of them the "
+                                               "question's, restates the question")
     min_basis_terms: int = Field(description="content terms a tool returned that a hypothesis's basis must name")
     min_word_chars: int = Field(description="ASCII words shorter than this carry no content of their own")
 

@@ -32,7 +32,7 @@ from evigate.rules.contract import (
     strings_of,
     text_of,
 )
-from evigate.rules.gate.actions import flagged_items
+from evigate.rules.gate.actions import ITEM_TARGET, flagged_items
 from evigate.rules.text.instructions import addresses_model
 from evigate.rules.text.normalize import fold, restates
 from evigate.rules.text.phrases import EVIDENCE_ACTION, is_question
@@ -124,11 +124,11 @@ def assemble_composer_input(
     Actions, gaps and hypotheses that any ``gate_result`` error targets (an invented entity, a relayed instruction,
     junk) are left out; text that addresses the model is left out even without a gate result; so is junk that code
     can tell without the session (a repetition, filler, the question restated). A claim ``decision.off_topic``
-    names is never shown as confirmed. Fixed texts are ``locale``'s.
+    names is never shown as confirmed, and a hypothesis, gap or action ``decision.off_topic_items`` names is not shown
+    at all. Fixed texts are ``locale``'s.
     """
     verdict, text_of_locale = decision.verdict, words(locale)
-    errors = _errors(gate_result)
-    flagged, why_flagged = flagged_items(errors), gate_reasons(errors)
+    flagged, why_flagged = _flagged(_errors(gate_result), decision)
     dropped: list[DroppedText] = []
     for (name, index), reason in sorted(why_flagged.items()):
         dropped.append(DroppedText(f"{name}[{index}]", _item_text(normalized, name, index), reason))
@@ -164,6 +164,18 @@ def assemble_composer_input(
         recommended_actions=actions, rationale=_code_rationale(verifier_output, decision, locale),
     )
     return ComposerMaterial(composer_input, dropped)
+
+
+def _flagged(errors: list[Any], decision: VerdictDecision) -> tuple[dict[str, set[int]], dict[tuple[str, int], str]]:
+    """The hypotheses, gaps and actions left out (field → indexes), and why: what a Gatekeeper error targets, then
+    what is not about the question (issue 18: ``decision.off_topic_items``)."""
+    flagged, why_flagged = flagged_items(errors), gate_reasons(errors)
+    for target, why in decision.off_topic_items.items():
+        match = ITEM_TARGET.match(target)
+        if match is not None:
+            flagged.setdefault(match.group(1), set()).add(int(match.group(2)))
+            why_flagged.setdefault((match.group(1), int(match.group(2))), why)
+    return flagged, why_flagged
 
 
 def _code_rationale(verifier_output: VerifierOutput | Mapping[str, Any] | None, decision: VerdictDecision,

@@ -52,6 +52,7 @@ class JunkSettings:
     min_repeated_share: float
     echo_share: float
     min_echo_weight: int
+    min_premise_terms: int
     min_basis_terms: int
     min_word_chars: int
     generic_words: frozenset[str]

@@ -110,6 +110,9 @@ def session_anchors(query: str, evidence_named: Iterable[str] = ()) -> list[Enti
     return anchors
 
 
+RECORD_WORDS = ("order", "ticket", "number", "trace", "订单", "单号", "工单", "id")
+"""Words that label a record ("order 123", "订单 123", "trace 7f3a…"): with its number or id, the question names that
+record."""
 ID_CONTEXT = r"(?:(?<![a-z])(?:order|ticket|no\.?|number)|订单|单号|工单|id|#)[\s=:：#_-]{0,3}"
 """What may stand before a number for it to be a record's id ("order 123", "order_id=123", "订单 123", "#123")."""
 _ID_BEFORE = re.compile(ID_CONTEXT + "$", re.IGNORECASE)

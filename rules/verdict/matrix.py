@@ -67,6 +67,9 @@ class VerdictDecision(BaseModel):
     capped: dict[str, str] = Field(default_factory=dict, description="claim id → why code lowered the model's label")
     off_topic: dict[str, str] = Field(
         default_factory=dict, description="claim id → why it is not about the question: never shown as confirmed")
+    off_topic_items: dict[str, str] = Field(
+        default_factory=dict, description="hypothesis, gap or action (\"hypotheses[0]\") → why it is not about the "
+                                          "question: never shown")
 
     @property
     def code_confirmed(self) -> list[str]:
@@ -125,6 +128,7 @@ def decide_verdict(
     knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS,
     observations: Iterable[str] = (),
     off_topic: Mapping[str, str] | None = None,
+    off_topic_items: Mapping[str, str] | None = None,
 ) -> VerdictDecision:
     """Decide PASS / LOW_CONFID / REJECT and the groundedness score; ``reasons`` name the matrix rows that fired.
 
@@ -132,7 +136,8 @@ def decide_verdict(
     labels) stand instead of the model's; every label is then capped and overridden by fail-level Gatekeeper errors,
     so code never makes a verdict more favourable than §17 allows. ``observations`` (claims code added) never make
     verdict or score more favourable. ``off_topic`` claims are never confirmed, and PASS needs a directly observed
-    critical claim outside them (else LOW_CONFID, row ``off_topic``). Never raises on data.
+    critical claim outside them (else LOW_CONFID, row ``off_topic``). ``off_topic_items`` (hypotheses, gaps and
+    actions about something else) are recorded for the Composer input, which leaves them out. Never raises on data.
     """
     reasons: list[str] = []
     model = cast(Verdict, model_verdict) if model_verdict in VERDICTS else None
@@ -168,7 +173,7 @@ def decide_verdict(
         excluded_claims=[k for k, _ in claims if k in excluded], failed_claims=[k for k, _ in claims if k in failed],
         critical_claims=labels.critical, parse_status="valid", gate_status=gate.status,
         summary=SUMMARY_OF[rows[0].code], rows=rows, label_sources={key: sources.get(key, "none") for key, _ in claims},
-        capped=labels.capped, off_topic=unrelated,
+        capped=labels.capped, off_topic=unrelated, off_topic_items=dict(off_topic_items or {}),
     )
 
 

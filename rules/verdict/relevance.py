@@ -23,7 +23,13 @@ A claim whose text is no finding at all (the question restated, a question, an i
 not about anything, however many of the question's keys it names.
 
 Any other claim is context at most: never shown as confirmed, and a NORMAL answer needs a directly observed critical
-claim that is about the question (``decide_verdict(off_topic=)``). With no question, nothing is judged. Pure code.
+claim that is about the question (``decide_verdict(off_topic=)``). With no question, nothing is judged.
+
+A hypothesis, gap or action the user reads is held to the same test through what it names (``off_topic_items``): each
+service and error code in it is the question's, or one this session's returned lines link to the question. Measured
+on train, for questions no incident answers: "ERR_SMS_PROVIDER 短信服务商 熔断" (the planner's runbook query) offered
+as a direction for an ERR_KAFKA_LAG question, "pay-gateway 调用上游支付通道超时" for a trace the evidence never named.
+Pure code.
 """
 
 from __future__ import annotations
@@ -31,21 +37,42 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evigate.rules.contract import binding_ids, claim_key, claim_text, excerpt_of, iter_bindings, iter_claims
+from evigate.rules.contract import (
+    ACTIONS,
+    BASIS,
+    HYPOTHESES,
+    MISSING_INFO,
+    NEEDED_EVIDENCE,
+    binding_ids,
+    claim_key,
+    claim_text,
+    excerpt_of,
+    iter_bindings,
+    iter_claims,
+)
+from evigate.rules.gate.actions import iter_user_texts
 from evigate.rules.gate.session import SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
 from evigate.rules.text.junk import content_terms, junk_settings, names_evidence
 from evigate.rules.text.normalize import fold
-from evigate.rules.verdict.anchor_observations import names_record, session_anchors
+from evigate.rules.verdict.anchor_observations import RECORD_WORDS, names_record, session_anchors
 from evigate.rules.verdict.confirmation import is_knowledge_tool
 from evigate.rules.verdict.junk_claims import junk_reason
 from evigate.rules.verdict.premise import borrowed_reason, observed_text, premise_reason, unobserved_reason
 
+ITEM_FIELDS = (HYPOTHESES, ACTIONS, MISSING_INFO)
+"""The items of an output a user reads besides claims."""
+ITEM_KINDS = frozenset({"error_code", "service"})
+"""What an item names that ties it to one incident: a service or an error code."""
+RECORD_KINDS = frozenset({"number", "identifier"})
+"""Anchors that single out one record (an order number, a trace id): with one, the question is about that record."""
 LINK_KINDS = frozenset({"identifier", "error_code", "service", "address"})
 """Entities of a claim through which a returned line can tie it to the question (not times or counts)."""
 OFF_TOPIC_WHY = "not about the question: it names none of its services, ids, codes or terms, nor anything the " \
                 "evidence links to them"
+ITEM_OFF_TOPIC_WHY = "not about the question: it names {names}, which neither the question nor anything the evidence " \
+                     "links to it names"
 NO_KEYS_WHY = "the question names nothing a claim could be about (no service, id, code or content term)"
 NOT_A_FINDING_WHY = "not a finding: {why}"
 RUNBOOK_ONLY_WHY = "a knowledge document's text: nothing this session's evidence tools observed names it"
@@ -76,6 +103,11 @@ class QuestionKeys:
     def __init__(self, query: str, evidence_named: Iterable[str] = ()) -> None:
         self.anchors = session_anchors(query, evidence_named)
         self.terms = content_terms(query, junk_settings())
+        if any(anchor.kind in RECORD_KINDS for anchor in self.anchors):
+            # "Order 88888888 failed to pay" is about that order, not about orders: its label word would tie the
+            # question to every other order's line (measured on train: "order=55539 ERR_SMS_PROVIDER" linked a
+            # notification-service count to a payment question about an order no record names).
+            self.terms -= set(RECORD_WORDS)
 
     def __bool__(self) -> bool:
         return bool(self.anchors or self.terms)
@@ -98,17 +130,21 @@ def _claim_side(claim: Mapping[str, Any], session: SessionIndex) -> tuple[str, l
 
 
 def _returned_lines(session: SessionIndex) -> list[str]:
-    return [line for view in session.in_session if view.success
-            for part in (view.raw_preview, view.raw_details) if part for line in part.splitlines() if line.strip()]
+    """The lines this session's successful calls returned, as their previews show them. Not their retrieval details:
+    those are one JSON line holding the call's own filters beside everything it found, so any two names in it would
+    count as linked (measured on train: a knowledge call's echoed query "ERR_TIMEOUT 支付网关超时" linked pay-gateway
+    to a question about a trace no record names)."""
+    return [line for view in session.in_session if view.success and view.raw_preview
+            for line in view.raw_preview.splitlines() if line.strip()]
 
 
 def _linked(side: str, keys: QuestionKeys, lines: list[str]) -> bool:
-    entities = [entity for entity in extract_entities(side) if entity.kind in LINK_KINDS]
-    for entity in entities:
-        for line in lines:
-            if entity_occurs(entity, line) and keys.named_in(line):
-                return True
-    return False
+    return any(_entity_linked(entity, keys, lines) for entity in extract_entities(side) if entity.kind in LINK_KINDS)
+
+
+def _entity_linked(entity: Entity, keys: QuestionKeys, lines: list[str]) -> bool:
+    """Whether one returned line names ``entity`` together with an anchor or a content term of the question."""
+    return any(entity_occurs(entity, line) and keys.named_in(line) for line in lines)
 
 
 def _runbook_only(claim: Mapping[str, Any], session: SessionIndex) -> bool:
@@ -159,3 +195,32 @@ def off_topic_claims(normalized: Mapping[str, Any] | None, session: SessionIndex
             off[key] = OFF_TOPIC_WHY
     return off
 
+
+
+def off_topic_items(normalized: Mapping[str, Any] | None, session: SessionIndex, query: str | None = None
+                    ) -> dict[str, str]:
+    """Item path ("hypotheses[0]", "missing_info[1]") → why it is not about the question, for every hypothesis, gap
+    and action whose shown text names a service or an error code that is neither the question's nor linked to it by
+    a returned line of this session (see the module docstring). A basis and the evidence a hypothesis still needs are
+    not shown, and may name what was not looked at yet. Empty when there is no question."""
+    query = session.query if query is None else query
+    if not query or not query.strip():
+        return {}
+    keys = QuestionKeys(query, session.evidence_named)
+    lines: list[str] | None = None
+    off: dict[str, str] = {}
+    for target, text, _ in iter_user_texts(normalized, ITEM_FIELDS):
+        item = target.split(".", 1)[0]
+        if item in off or target.endswith(f".{BASIS}") or f".{NEEDED_EVIDENCE}[" in target:
+            continue
+        named = [entity for entity in extract_entities(text) if entity.kind in ITEM_KINDS
+                 and not any(_occurs(anchor, entity.text) for anchor in keys.anchors)
+                 and not entity_occurs(entity, query)]
+        if not named:
+            continue
+        if lines is None:
+            lines = _returned_lines(session)
+        unlinked = [entity.text for entity in named if not _entity_linked(entity, keys, lines)]
+        if unlinked:
+            off[item] = ITEM_OFF_TOPIC_WHY.format(names=", ".join(f"'{name}'" for name in unlinked[:4]))
+    return off

@@ -47,6 +47,17 @@ def test_the_dev_examples_are_the_question_restated() -> None:
     assert premise_reason(guess, _index(GUESS_Q), GUESS_Q) == PREMISE_WHY  # names nothing a tool returned
 
 
+def test_the_users_guess_with_its_verb_conjugated_is_the_question_restated() -> None:
+    """Measured on dev (0.5B default): "Redis went down" for "Did Redis go down?", cited to a timeout line and called
+    observed, made a NORMAL answer; by characters only 69 % of it is the question's."""
+    query = "Product pages timed out at 8 pm. Did Redis go down?"
+    guess = metric_claim("Redis went down", "2026-11-28 16:30 794", 7)
+    assert premise_reason(guess, _index(query), query) == PREMISE_WHY
+    # One word of the question is a subject an answer may name, not the question again.
+    assert premise_reason(metric_claim("Redis returned 794 errors", "2026-11-28 16:30 794", 7), _index(query),
+                          query) is None
+
+
 def test_a_report_the_cited_record_shows_in_full_stands() -> None:
     query = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
     report = claim("订单 123 支付失败，错误码 ERR_TIMEOUT", ORDER, [1])

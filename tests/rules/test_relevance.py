@@ -7,7 +7,7 @@ from typing import Any
 from evigate.rules import Gatekeeper, decide_verdict
 from evigate.rules.answer.composer_input import assemble_composer_input
 from evigate.rules.answer.render import render_deterministic
-from evigate.rules.verdict.relevance import off_topic_claims
+from evigate.rules.verdict.relevance import off_topic_claims, off_topic_items
 from evigate.signatures import ClaimCheck, ToolInvocation
 
 SESSION = "s-rel"
@@ -79,6 +79,39 @@ def test_an_entity_the_evidence_links_to_the_question_makes_a_claim_about_it() -
     assert set(_off("settlement-service 对账很慢", claim)) == {"claim-1"}
 
 
+def _session(*outputs: tuple[str, dict[str, Any], str]) -> list[ToolInvocation]:
+    return [ToolInvocation(id=number, session_id=SESSION, tool_name=tool, input=args, output_preview=text)
+            for number, (tool, args, text) in enumerate(outputs, start=1)]
+
+
+def test_an_order_the_evidence_never_names_is_not_linked_through_other_orders() -> None:
+    """Measured on train (none-unknown-en-03): for "Order 88888888 failed to pay", the SMS tally was 已确认 and the
+    answer NORMAL, linked through "order=55539" on a notification-service line: the word that labels the question's
+    record is no content term of its own."""
+    sms_line = "2026-11-28 06:10:18 ERROR notification-service trace=27d4b9ad order=55539 ERR_SMS_PROVIDER 503"
+    calls = _session(("query_logs", {"service": "notification-service"}, f"{SMS_TALLY}\n{sms_line}"))
+    for query in ("Order 88888888 failed to pay. What happened?", "订单 88888888 支付失败了，怎么回事？"):
+        index = Gatekeeper.default().session_index(calls, SESSION, query=query)
+        assert set(off_topic_claims(_data(SMS_CLAIM), index)) == {"claim-1"}, query
+    # The order the evidence does name still makes its line about the question.
+    index = Gatekeeper.default().session_index(calls, SESSION, query="Order 55539 got no SMS. What happened?")
+    assert off_topic_claims(_data(_claim(sms_line, 1, sms_line)), index) == {}
+
+
+def test_a_particle_of_the_question_links_nothing() -> None:
+    """Measured on train (none-unknown-en-06): "Did the Elasticsearch cluster run out of disk today?" confirmed a
+    payment-service pool_active breach, linked through "out" on a line that "timed out"."""
+    breach = "threshold > 45: first breach 2026-11-28 09:26 (pool_active=50), 26 of 1440"
+    calls = _session(
+        ("query_metrics", {"service": "payment-service", "metric": "pool_active"}, breach),
+        ("query_logs", {"service": "payment-service"},
+         "2026-11-28 09:30:03 ERROR payment-service pool_active=50 Connection is not available, request timed out"))
+    index = Gatekeeper.default().session_index(
+        calls, SESSION, query="Did the Elasticsearch cluster run out of disk today?")
+    claim = _claim(f"query_metrics (payment-service) returned: {breach}", 1, breach)
+    assert set(off_topic_claims(_data(claim), index)) == {"claim-1"}
+
+
 def test_no_question_judges_nothing_and_a_question_naming_nothing_confirms_nothing() -> None:
     assert _off("", SMS_CLAIM) == {}
     assert set(_off("怎么了？", SMS_CLAIM)) == {"claim-1"}
@@ -105,3 +138,50 @@ def test_one_on_topic_direct_claim_keeps_the_pass_and_the_other_is_left_out() ->
                                  {**SMS_CLAIM, "claim_id": "claim-2"})
     assert decision.verdict == "PASS" and decision.off_topic.keys() == {"claim-2"}
     assert [c.claim_id for c in material.composer_input.allowed_claims] == ["claim-1"]
+
+
+def _items(query: str, data: dict[str, Any], calls: list[ToolInvocation] | None = None) -> dict[str, str]:
+    index = Gatekeeper.default().session_index(calls or _invocations(), SESSION, query=query)
+    return off_topic_items(data, index)
+
+
+KAFKA = "What caused the ERR_KAFKA_LAG alerts on order-service?"
+SMS_OUTPUT = {"answer_version": "executor_evidence_v2", "claims": [],
+              "hypotheses": [{"hypothesis_text": "ERR_SMS_PROVIDER 短信服务商 熔断", "basis": SMS_TALLY,
+                              "needed_evidence": ["notification-service WARN logs"]}],
+              "recommended_actions": [{"action_text": "确认 ERR_SMS_PROVIDER 熔断后是否已切换到备用短信服务商"}],
+              "missing_info": ["ERR_SMS_PROVIDER 的持续时间"]}
+
+
+def test_a_hypothesis_gap_or_action_naming_another_incident_is_not_shown() -> None:
+    """Measured on train (none-unknown-en-02/04): the planner's runbook query "ERR_SMS_PROVIDER 短信服务商 熔断" was
+    offered as a direction, a gap and an action for questions about Kafka lag and a recommendation engine."""
+    off = _items(KAFKA, SMS_OUTPUT)
+    assert set(off) == {"hypotheses[0]", "recommended_actions[0]", "missing_info[0]"}
+    assert all("ERR_SMS_PROVIDER" in why for why in off.values())
+    # Asked about the SMS symptom, the runbook line links the code to the question's words: all of it may be shown.
+    assert _items("今天早上 6 点多用户收不到通知短信，是怎么回事？", SMS_OUTPUT) == {}
+    # A basis and the evidence a hypothesis still needs are not shown: they may name what was not looked at yet.
+    quiet = {"hypotheses": [{"hypothesis_text": "order-service 消费延迟", "basis": SMS_TALLY,
+                             "needed_evidence": ["ERR_SMS_PROVIDER"]}]}
+    assert _items(KAFKA, quiet) == {}
+
+
+def test_items_about_something_else_are_left_out_of_the_composer_input_with_their_reason() -> None:
+    index = Gatekeeper.default().session_index(_invocations(), SESSION, query=KAFKA)
+    decision = decide_verdict(SMS_OUTPUT, [], None, "valid", {}, off_topic_items=off_topic_items(SMS_OUTPUT, index))
+    material = assemble_composer_input(KAFKA, SMS_OUTPUT, None, decision, locale="en")
+    shown = render_deterministic(material.composer_input)
+    assert "ERR_SMS_PROVIDER" not in shown
+    assert {d.field for d in material.dropped} >= {"hypotheses[0]", "recommended_actions[0]", "missing_info[0]"}
+
+
+def test_a_trace_the_evidence_never_names_is_not_linked_through_a_knowledge_calls_details() -> None:
+    """Measured on train (none-unknown-en-05): "pay-gateway 调用上游支付通道超时" offered for a trace no record names,
+    linked through the one JSON line of a knowledge call's details (its echoed query beside every hit)."""
+    calls = [ToolInvocation(id=1, session_id=SESSION, tool_name="lookup_knowledge",
+                            input={"query": "ERR_TIMEOUT 支付网关超时"}, output_preview="## ERR_TIMEOUT 含义：上游超时",
+                            retrieval_details={"query": "ERR_TIMEOUT 支付网关超时", "hits": [
+                                {"excerpt": "pay-gateway 调用上游支付通道超时, trace 见日志"}]})]
+    data = {"hypotheses": [{"hypothesis_text": "pay-gateway 调用上游支付通道超时", "basis": "上游超时"}]}
+    assert set(_items("Look into trace 0f0f0f0f1e1e1e1e, the checkout hung there.", data, calls)) == {"hypotheses[0]"}
