@@ -110,11 +110,16 @@ def session_anchors(query: str, evidence_named: Iterable[str] = ()) -> list[Enti
     return anchors
 
 
-RECORD_WORDS = ("order", "ticket", "number", "trace", "订单", "单号", "工单", "id")
-"""Words that label a record ("order 123", "订单 123", "trace 7f3a…"): with its number or id, the question names that
-record."""
-ID_CONTEXT = r"(?:(?<![a-z])(?:order|ticket|no\.?|number)|订单|单号|工单|id|#)[\s=:：#_-]{0,3}"
-"""What may stand before a number for it to be a record's id ("order 123", "order_id=123", "订单 123", "#123")."""
+NUMBER_WORDS = ("order", "ticket", "number", "订单", "单号", "工单")
+"""Words that label a record's number ("order 123", "订单 123")."""
+RECORD_WORDS = (*NUMBER_WORDS, "trace", "id")
+"""Words that label a record ("order 123", "trace 7f3a…", "id 42"): with its number or id, the question names that
+record, and the word itself says nothing more."""
+_WORDS = [re.escape(word) for word in NUMBER_WORDS if word.isascii()]
+_CJK_WORDS = [re.escape(word) for word in NUMBER_WORDS if not word.isascii()]
+ID_CONTEXT = rf"(?:(?<![a-z])(?:{'|'.join(_WORDS)}|no\.?)|{'|'.join(_CJK_WORDS)}|id|#)[\s=:：#_-]{{0,3}}"
+"""What may stand before a number for it to be a record's id ("order 123", "order_id=123", "订单 123", "#123"); "id"
+also inside a field name ("order_id")."""
 _ID_BEFORE = re.compile(ID_CONTEXT + "$", re.IGNORECASE)
 
 
