@@ -16,7 +16,7 @@ from evigate.rules.answer.catalogue import CATALOGUE
 from evigate.rules.answer.catalogue import words as catalogue_words
 from evigate.rules.answer.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
 from evigate.rules.text.instructions import addresses_model
-from evigate.rules.text.junk import restates_question
+from evigate.rules.text.junk import repetition, restates_question
 from evigate.rules.text.normalize import restates
 from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
 
@@ -54,6 +54,10 @@ def _line(composer_input: ComposerInput, text: str, material: str, prefix: str) 
         return None  # text planted for the model never reaches the reader, whatever let it through
     if composer_input.original_query and restates_question(body, composer_input.original_query):
         return None  # the question again is no finding, gap or step (issue 18), whatever let it through
+    if repetition(body):
+        # Judged before any prefix: "待确认：" diluted a phrase written three times below the filler share (measured on
+        # train: an action and its reason each naming "上游支付通道" again were shown as a next step).
+        return None
     # Checked as shown, bullet included: the guard reads the whole answer, and the bullet alone moved a line past the
     # hypothesis-as-fact threshold (found by the property test test_deterministic_answer_passes_the_guard).
     if check_text(composer_input, BULLET + body, material):

@@ -394,3 +394,17 @@ def test_tool_names_that_are_no_tool_are_named_from_the_cited_calls() -> None:
     names = [b.tool_name for b in output.claims[0].evidence_bindings]
     assert names == ["query_logs", "query_order", "pay-gateway", "payment-service"]
     assert repairs == ["a: tool_name 'payment-service' -> 'query_logs'"]
+
+
+def test_an_error_code_at_a_named_time_decides_without_the_model() -> None:
+    """Measured on train (0.5B default): "SLOW_SQL … overnight" was left to the model, which took the connection-pool
+    runbook; a time places the code in an incident, as a service or an order does."""
+    class Refuses(DummyLM):
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("the planner model must not be asked")
+
+    query = "We're seeing SLOW_SQL warnings piling up overnight. Which query is it and why is it slow?"
+    with dspy.context(lm=Refuses([], adapter=JSON), adapter=JSON):
+        prediction = Planner()(query=query)
+    assert prediction.decided_by == "rule" and prediction.plan.skill == "slow-sql"
+    assert any("2026-11-28 00:00" in str(step.args) for step in prediction.plan.steps)  # the window is asked for

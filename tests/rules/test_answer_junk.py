@@ -199,3 +199,18 @@ def test_the_word_lookup_finds_exactly_what_a_scan_finds(haystack: str, word: st
     from evigate.rules.text.junk import _has_word
 
     assert _has_word(word, haystack) == (re.search(rf"(?<![a-z0-9]){re.escape(word)}", haystack) is not None)
+
+
+def test_a_prefix_does_not_dilute_filler_into_a_shown_step() -> None:
+    """Measured on train (0.5B default, a day no incident answers): an action and its reason each naming "上游支付通道"
+    again were filler, but the "待确认：" prefix the renderer adds to a causal line diluted the phrase below the filler
+    share, and the line was shown as a next step."""
+    from evigate.signatures import ComposerAction, ComposerInput
+
+    action = ComposerAction(action_text="立即联系上游支付通道进行排查",
+                            reason="上游支付通道超时导致支付失败，需要立即联系上游支付通道进行排查")
+    ci = ComposerInput(original_query="凌晨四点多支付有没有出问题？", verdict="LOW_CONFID",
+                       recommended_actions=[action, ComposerAction(action_text="查看 pay-gateway 的超时日志")])
+    answer = render_deterministic(ci)
+    assert "联系上游支付通道进行排查" not in answer
+    assert "查看 pay-gateway 的超时日志" in answer  # a plain step stays

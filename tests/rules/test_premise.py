@@ -197,3 +197,20 @@ def test_a_runbooks_words_cited_to_an_evidence_call_are_no_finding() -> None:
     assert borrowed_reason(claim("upstream unionpay timeout after 5300ms", log_line, [2]), index) is None
     assert borrowed_reason(claim("pay-gateway 调用上游支付通道超时", "调用上游支付通道超时", [3]), index) is None
     assert borrowed_reason(claim("pay-gateway 的通道整体超时了", log_line, [2]), index) is None
+
+
+def test_a_runbooks_words_rearranged_are_still_no_finding() -> None:
+    """Measured on train (0.5B default): "短信服务商 短信服务商 熔断", a runbook title's words written twice and cited
+    to an English log line, was labelled observed by the Verifier model and shown under 已确认. Doubled, the text was
+    no runbook's verbatim, so the whole-text test let it pass."""
+    from evigate.rules.verdict.premise import BORROWED_WHY, borrowed_reason
+
+    query = "pay-gateway 14:10 前后是什么状况？"
+    index = Gatekeeper.default().session_index(INVOCATIONS, SESSION, None, query)
+    log_line = "ERROR pay-gateway trace=3f9a7c2e5b8d1046 order=123 ERR_TIMEOUT upstream unionpay"
+    doubled = claim("上游支付通道 上游支付通道 超时", log_line, [2])
+    assert borrowed_reason(doubled, index) == BORROWED_WHY
+    assert off_topic_claims(output(doubled), index)["claim-1"].endswith(BORROWED_WHY)
+    # Not borrowed: one of its words, or a value it names, is what the cited call returned.
+    assert borrowed_reason(claim("unionpay 上游支付通道 超时", log_line, [2]), index) is None
+    assert borrowed_reason(claim("上游支付通道 超时 5300ms", log_line, [2]), index) is None
