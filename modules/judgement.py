@@ -92,8 +92,14 @@ def guard_composer_output(
 
     The Composer never saw the disallowed claims; ``check_claim_echo`` makes sure it did not restate one anyway.
     """
+    violations = answer_violations(composer_input, output)
+    return violations + check_claim_echo([output.answer_summary, output.user_facing_answer], normalized, decision)
+
+
+def answer_violations(composer_input: ComposerInput, output: ComposerOutput) -> list[str]:
+    """The guards that need only the Composer's input: ``check_composer_output``, then an answer that only asks or
+    restates the question, or that states none of the directly supported facts it was given."""
     violations = list(check_composer_output(composer_input, output))
-    violations += check_claim_echo([output.answer_summary, output.user_facing_answer], normalized, decision)
     query = compact(fold(composer_input.original_query))
     answer = compact(fold(output.user_facing_answer))
     if output.user_facing_answer.strip().endswith(QUESTION_MARKS) or (query and answer and answer in query):

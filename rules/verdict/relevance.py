@@ -25,6 +25,9 @@ not about anything, however many of the question's keys it names.
 Any other claim is context at most: never shown as confirmed, and a NORMAL answer needs a directly observed critical
 claim that is about the question (``decide_verdict(off_topic=)``). With no question, nothing is judged.
 
+A hypothesis or gap that is a runbook's direction for an error this session never observed, naming nothing it did
+observe, is not shown (``rules/verdict/runbook_directions.py``).
+
 A hypothesis, gap or action the user reads is held to the same test through what it names (``off_topic_items``): each
 service and error code in it is the question's, or one this session's returned lines link to the question. Measured
 on train, for questions no incident answers: "ERR_SMS_PROVIDER 短信服务商 熔断" (the planner's runbook query) offered
@@ -60,6 +63,7 @@ from evigate.rules.verdict.anchor_observations import RECORD_WORDS, names_record
 from evigate.rules.verdict.confirmation import is_knowledge_tool
 from evigate.rules.verdict.junk_claims import junk_reason
 from evigate.rules.verdict.premise import borrowed_reason, observed_text, premise_reason, unobserved_reason
+from evigate.rules.verdict.runbook_directions import RUNBOOK_DIRECTION_WHY, RunbookDirections
 
 ITEM_FIELDS = (HYPOTHESES, ACTIONS, MISSING_INFO)
 """The items of an output a user reads besides claims."""
@@ -208,10 +212,15 @@ def off_topic_items(normalized: Mapping[str, Any] | None, session: SessionIndex,
         return {}
     keys = QuestionKeys(query, session.evidence_named)
     lines: list[str] | None = None
+    directions = RunbookDirections(session)
     off: dict[str, str] = {}
     for target, text, _ in iter_user_texts(normalized, ITEM_FIELDS):
         item = target.split(".", 1)[0]
         if item in off or target.endswith(f".{BASIS}") or f".{NEEDED_EVIDENCE}[" in target:
+            continue
+        if (item.startswith((HYPOTHESES, MISSING_INFO)) and directions.without_footing(text)
+                and not any(_occurs(anchor, text) for anchor in keys.anchors)):
+            off[item] = RUNBOOK_DIRECTION_WHY
             continue
         named = [entity for entity in extract_entities(text) if entity.kind in ITEM_KINDS
                  and not any(_occurs(anchor, entity.text) for anchor in keys.anchors)

@@ -194,7 +194,7 @@ def test_evidence_named_is_bounded_and_only_ever_selects_returned_lines(names: l
     result, additions = anchored(output(JUNK), index, query="怎么了？")
     returned = [view.raw_preview for view in index.in_session]
     for item in result["claims"][1:]:
-        assert any(item["evidence_bindings"][0]["excerpt"] in text for text in returned)
+        assert any(item["evidence_bindings"][0]["evidence_excerpt"] in text for text in returned)
     assert len(additions) == len(result["claims"]) - 1
 
 
