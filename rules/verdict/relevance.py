@@ -212,16 +212,17 @@ def off_topic_items(normalized: Mapping[str, Any] | None, session: SessionIndex,
         return {}
     keys = QuestionKeys(query, session.evidence_named)
     lines: list[str] | None = None
-    directions = RunbookDirections(session)
+    directions: RunbookDirections | None = None
     off: dict[str, str] = {}
     for target, text, _ in iter_user_texts(normalized, ITEM_FIELDS):
         item = target.split(".", 1)[0]
         if item in off or target.endswith(f".{BASIS}") or f".{NEEDED_EVIDENCE}[" in target:
             continue
-        if (item.startswith((HYPOTHESES, MISSING_INFO)) and directions.without_footing(text)
-                and not any(_occurs(anchor, text) for anchor in keys.anchors)):
-            off[item] = RUNBOOK_DIRECTION_WHY
-            continue
+        if item.startswith((HYPOTHESES, MISSING_INFO)) and not any(_occurs(anchor, text) for anchor in keys.anchors):
+            directions = directions or RunbookDirections(session)
+            if directions.without_footing(text):
+                off[item] = RUNBOOK_DIRECTION_WHY
+                continue
         named = [entity for entity in extract_entities(text) if entity.kind in ITEM_KINDS
                  and not any(_occurs(anchor, entity.text) for anchor in keys.anchors)
                  and not entity_occurs(entity, query)]

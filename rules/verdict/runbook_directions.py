@@ -31,6 +31,8 @@ class RunbookDirections:
         views = [view for view in session.in_session if view.success]
         runbooks = [view for view in views if is_knowledge_tool(view.tool_name)]
         self.active = bool(runbooks)
+        self.observed = self._observed_core = self._runbook_text = self._runbook_core = ""
+        self.explains_what_was_seen = False
         if not self.active:
             return
         self.observed = observed_text(view for view in views if view.invocation.is_evidence
