@@ -236,7 +236,7 @@ def decisive_skill(skills: Sequence[Any], query: str, domain: Domain | Any = Non
     """
     domain = load_domain(domain)
     entities = query_entities(query, domain)
-    if not any(entities.get(key) for key in (*domain.vocabulary.incident_handles(), TIME_WINDOW)):
+    if not any(entities.get(key) for key in (*domain.vocabulary.incident_handles(), "time_window")):
         return None
     owners: dict[str, list[Any]] = {}
     for code in sorted(set(_ERROR_CODE.findall(query))):
@@ -246,8 +246,6 @@ def decisive_skill(skills: Sequence[Any], query: str, domain: Domain | Any = Non
 
 
 _ERROR_CODE = re.compile(r"[A-Z][A-Z0-9_]{3,}")
-TIME_WINDOW = "time_window"
-"""The entity a named time becomes (``Domain.extract_entities``; it fills a skill's ``{time_window}``)."""
 
 
 def _skill_text(skill: Any) -> str:

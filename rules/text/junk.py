@@ -202,6 +202,13 @@ def _grounded_count(terms: Iterable[str], haystack: str, enough: int) -> int:
     return count
 
 
+def terms_found(terms: Iterable[str], text: str) -> set[str]:
+    """Those of ``terms`` (content terms) that occur in ``text``, looked up as everywhere here (folded; an ASCII
+    term as a whole word)."""
+    haystack = _folded(text)
+    return {term for term in terms if _occurs(term, haystack)}
+
+
 @lru_cache(maxsize=4096)
 def _occurs(term: str, haystack: str) -> bool:
     """Whether a content term occurs in a session's folded text (kept: the next round asks the same)."""

@@ -25,7 +25,7 @@ from evigate.rules.contract import binding_ids, claim_text, iter_bindings
 from evigate.rules.gate.observed import KNOWLEDGE_TOOLS, is_knowledge_tool, observed_text
 from evigate.rules.gate.session import SessionIndex, flatten
 from evigate.rules.text.entities import entity_occurs, extract_entities
-from evigate.rules.text.junk import content_terms, echoes, junk_settings
+from evigate.rules.text.junk import content_terms, echoes, junk_settings, terms_found
 from evigate.rules.text.normalize import compact, fold, weight
 from evigate.rules.verdict.confirmation import MIN_CONFIRM_WEIGHT, strip_attribution
 
@@ -100,24 +100,28 @@ def borrowed_reason(
     if weight(core) < MIN_CONFIRM_WEIGHT or any(core in part for view in cited for part in view.returned_cores):
         return None
     runbooks = [view for view in session.in_session if view.success and is_knowledge_tool(view.tool_name, knowledge)]
-    said = [part for view in runbooks for part in view.returned_cores]
-    if any(core in part for part in said) or (said and _terms_only_from(text, said, cited)):
+    if any(core in part for view in runbooks for part in view.returned_cores) or (
+            runbooks and _terms_only_from(text, runbooks, cited)):
         return BORROWED_WHY
     return None
 
 
-def _terms_only_from(text: str, runbooks: list[str], cited: list[Any]) -> bool:
+def _terms_only_from(text: str, runbooks: list[Any], cited: list[Any]) -> bool:
     """Whether every content term of ``text`` is a runbook's, while neither a term nor a value it names (an id, a
     count) is in what the cited calls returned.
 
     Measured on train (0.5B default): "短信服务商 短信服务商 熔断", a runbook title's words written twice and cited
     to an English log line, was labelled observed by the Verifier model and shown as confirmed; doubled, the text is
     no runbook's verbatim, but each of its words is, and not one is the log line's."""
-    terms = {compact(term) for term in content_terms(text)} - {""}
-    returned = [part for view in cited for part in view.returned_cores]
+    terms = content_terms(text)
+    if not terms:
+        return False
     observed = observed_text(cited)
     if any(entity.is_key_value and entity_occurs(entity, observed) for entity in extract_entities(text)):
         return False
-    return bool(terms) and not any(term in part for term in terms for part in returned) and all(
-        any(term in part for part in runbooks) for term in terms
-    )
+    return not terms_found(terms, _returned(cited)) and terms_found(terms, _returned(runbooks)) == terms
+
+
+def _returned(views: list[Any]) -> str:
+    """What the calls returned: their previews and retrieval details."""
+    return "\n".join(part for view in views for part in (view.raw_preview, view.raw_details) if part)

@@ -17,8 +17,7 @@ from __future__ import annotations
 from evigate.rules.gate.observed import is_knowledge_tool, observed_text
 from evigate.rules.gate.session import SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
-from evigate.rules.text.junk import content_terms
-from evigate.rules.text.normalize import compact, fold
+from evigate.rules.text.junk import content_terms, terms_found
 
 RUNBOOK_DIRECTION_WHY = ("a knowledge document's direction: the evidence observed none of the error codes this "
                          "session's documents explain, nor anything it names beyond their words")
@@ -31,15 +30,13 @@ class RunbookDirections:
         views = [view for view in session.in_session if view.success]
         runbooks = [view for view in views if is_knowledge_tool(view.tool_name)]
         self.active = bool(runbooks)
-        self.observed = self._observed_core = self._runbook_text = self._runbook_core = ""
+        self.observed = self._runbook_text = ""
         self.explains_what_was_seen = False
         if not self.active:
             return
         self.observed = observed_text(view for view in views if view.invocation.is_evidence
                                       and not is_knowledge_tool(view.tool_name))
-        self._observed_core = compact(fold(self.observed))
         self._runbook_text = "\n".join(view.raw_preview or "" for view in runbooks)
-        self._runbook_core = compact(fold(self._runbook_text))
         explained = {entity.text for view in runbooks for entity in extract_entities(view.raw_preview or "")
                      if entity.kind == "error_code"}
         seen = {entity.text for entity in extract_entities(self.observed) if entity.kind == "error_code"}
@@ -55,6 +52,5 @@ class RunbookDirections:
         if any(entity.is_key_value and entity_occurs(entity, self.observed)
                and not entity_occurs(entity, self._runbook_text) for entity in extract_entities(text)):
             return False
-        terms = {compact(term) for term in content_terms(text)} - {""}
-        return bool(terms) and not any(term in self._observed_core and term not in self._runbook_core
-                                       for term in terms)
+        terms = content_terms(text)
+        return bool(terms) and not terms_found(terms, self.observed) - terms_found(terms, self._runbook_text)
