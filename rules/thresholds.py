@@ -129,6 +129,10 @@ class Junk(_Section):
     min_premise_terms: int = Field(description="a claim of this many content terms or more, all of them the "
                                                "question's, restates the question")
     min_basis_terms: int = Field(description="content terms a tool returned that a hypothesis's basis must name")
+    borrowed_share: float = Field(description="a claim whose terms the cited calls did not return are this much a "
+                                              "knowledge document's words borrows them (premise.borrowed_reason)")
+    min_runbook_link_terms: int = Field(description="content terms of the question a knowledge document's line must "
+                                                    "name beside an entity to link that entity to the question")
     min_word_chars: int = Field(description="ASCII words shorter than this carry no content of their own")
 
 

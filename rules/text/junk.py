@@ -54,6 +54,8 @@ class JunkSettings:
     min_echo_weight: int
     min_premise_terms: int
     min_basis_terms: int
+    min_runbook_link_terms: int
+    borrowed_share: float
     min_word_chars: int
     generic_words: frozenset[str]
 

@@ -107,19 +107,26 @@ def borrowed_reason(
 
 
 def _terms_only_from(text: str, runbooks: list[Any], cited: list[Any]) -> bool:
-    """Whether every content term of ``text`` is a runbook's, while neither a term nor a value it names (an id, a
-    count) is in what the cited calls returned.
+    """Whether what ``text`` adds to what its cited calls returned is a runbook's words: of its content terms, those
+    the cited calls did not return are ``borrowedShare`` or more a runbook's (two or more of them, unless the claim
+    shares no term with the calls), while no value it names (an id, a count) is in what the calls returned.
 
     Measured on train (0.5B default): "短信服务商 短信服务商 熔断", a runbook title's words written twice and cited
     to an English log line, was labelled observed by the Verifier model and shown as confirmed; doubled, the text is
-    no runbook's verbatim, but each of its words is, and not one is the log line's."""
-    terms = content_terms(text)
+    no runbook's verbatim, but each of its words is, and not one is the log line's. A runbook's explanation written
+    beside a word the line does hold ("全表扫描" on a slow-query line, "索引失效" from the runbook) is the runbook's
+    reading of the line, not an observation of it, in the same way."""
+    settings = junk_settings()
+    terms = content_terms(text, settings)
     if not terms:
         return False
     observed = observed_text(cited)
     if any(entity.is_key_value and entity_occurs(entity, observed) for entity in extract_entities(text)):
         return False
-    return not terms_found(terms, _returned(cited)) and terms_found(terms, _returned(runbooks)) == terms
+    added = terms - terms_found(terms, _returned(cited))
+    if not added or (added != terms and len(added) < settings.min_premise_terms):
+        return False
+    return len(terms_found(added, _returned(runbooks))) >= settings.borrowed_share * len(added)
 
 
 def _returned(views: list[Any]) -> str:

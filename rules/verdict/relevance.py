@@ -13,7 +13,11 @@ A claim is about the question when the claim, its cited excerpts or the call it 
    ``rules/text/junk.yaml``), so a question by symptom ("收不到短信", "rate limited") can be answered; or
 3. an entity that this session's evidence **links** to the question: an id, code or service of the claim that one
    returned line names together with an anchor or a content term of the question (the same trace id on a line
-   naming the question's service; an error code a runbook line explains in the question's words).
+   naming the question's service; an error code a runbook line explains in the question's words). A knowledge
+   document's line describes the system, not this incident, so it links only with an anchor or
+   ``minRunbookLinkTerms`` of the question's terms: measured on train, "支付成功后 notification-service 发送 ORDER_PAID
+   短信" tied a notification-service tally to "刚发完版支付就挂了一片" through the one word "支付", and the answer
+   was NORMAL on another incident's fact.
 
 A claim that cites only knowledge documents and names nothing the session's evidence tools observed (measured on
 dev: "pay-gateway 调用上游支付通道超时", from the ERR_TIMEOUT runbook, offered as a direction for a day with no
@@ -57,7 +61,7 @@ from evigate.rules.gate.actions import iter_user_texts
 from evigate.rules.gate.session import SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
-from evigate.rules.text.junk import content_terms, junk_settings, names_evidence
+from evigate.rules.text.junk import content_terms, junk_settings, names_evidence, terms_found
 from evigate.rules.text.normalize import fold
 from evigate.rules.verdict.anchor_observations import RECORD_WORDS, names_record, session_anchors
 from evigate.rules.verdict.confirmation import is_knowledge_tool
@@ -80,6 +84,10 @@ ITEM_OFF_TOPIC_WHY = "not about the question: it names {names}, which neither th
 NO_KEYS_WHY = "the question names nothing a claim could be about (no service, id, code or content term)"
 NOT_A_FINDING_WHY = "not a finding: {why}"
 RUNBOOK_ONLY_WHY = "a knowledge document's text: nothing this session's evidence tools observed names it"
+
+
+Line = tuple[str, bool]
+"""A returned line, and whether a knowledge document returned it (it describes; it did not observe)."""
 
 
 def _occurs(anchor: Entity, text: str) -> bool:
@@ -119,6 +127,15 @@ class QuestionKeys:
     def named_in(self, text: str) -> bool:
         return any(_occurs(anchor, text) for anchor in self.anchors) or _has_term(self.terms, fold(text))
 
+    def linked_by(self, line: Line) -> bool:
+        """Whether a returned line ties what it names to the question: an evidence line through an anchor or one
+        content term, a knowledge document's line through an anchor or ``minRunbookLinkTerms`` terms (see above)."""
+        text, described = line
+        if not described:
+            return self.named_in(text)
+        return (any(_occurs(anchor, text) for anchor in self.anchors)
+                or len(terms_found(self.terms, text)) >= junk_settings().min_runbook_link_terms)
+
 
 def _claim_side(claim: Mapping[str, Any], session: SessionIndex) -> tuple[str, list[str]]:
     """The claim's text with its cited excerpts, and the arguments of every evidence call it cites (what the call
@@ -133,22 +150,22 @@ def _claim_side(claim: Mapping[str, Any], session: SessionIndex) -> tuple[str, l
     return "\n".join(part for part in parts if part), inputs
 
 
-def _returned_lines(session: SessionIndex) -> list[str]:
-    """The lines this session's successful calls returned, as their previews show them. Not their retrieval details:
-    those are one JSON line holding the call's own filters beside everything it found, so any two names in it would
-    count as linked (measured on train: a knowledge call's echoed query "ERR_TIMEOUT 支付网关超时" linked pay-gateway
-    to a question about a trace no record names)."""
-    return [line for view in session.in_session if view.success and view.raw_preview
-            for line in view.raw_preview.splitlines() if line.strip()]
+def _returned_lines(session: SessionIndex) -> list[Line]:
+    """The lines this session's successful calls returned, as their previews show them, each with whether a
+    knowledge document returned it. Not their retrieval details: those are one JSON line holding the call's own
+    filters beside everything it found, so any two names in it would count as linked (measured on train: a knowledge
+    call's echoed query "ERR_TIMEOUT 支付网关超时" linked pay-gateway to a question about a trace no record names)."""
+    return [(line, is_knowledge_tool(view.tool_name)) for view in session.in_session
+            if view.success and view.raw_preview for line in view.raw_preview.splitlines() if line.strip()]
 
 
-def _linked(side: str, keys: QuestionKeys, lines: list[str]) -> bool:
+def _linked(side: str, keys: QuestionKeys, lines: list[Line]) -> bool:
     return any(_entity_linked(entity, keys, lines) for entity in extract_entities(side) if entity.kind in LINK_KINDS)
 
 
-def _entity_linked(entity: Entity, keys: QuestionKeys, lines: list[str]) -> bool:
-    """Whether one returned line names ``entity`` together with an anchor or a content term of the question."""
-    return any(entity_occurs(entity, line) and keys.named_in(line) for line in lines)
+def _entity_linked(entity: Entity, keys: QuestionKeys, lines: list[Line]) -> bool:
+    """Whether one returned line names ``entity`` and ties it to the question (``QuestionKeys.linked_by``)."""
+    return any(entity_occurs(entity, line[0]) and keys.linked_by(line) for line in lines)
 
 
 def _runbook_only(claim: Mapping[str, Any], session: SessionIndex) -> bool:
@@ -167,7 +184,7 @@ def off_topic_claims(normalized: Mapping[str, Any] | None, session: SessionIndex
     if not query or not query.strip():
         return {}
     keys = QuestionKeys(query, session.evidence_named)
-    lines: list[str] | None = None
+    lines: list[Line] | None = None
     observed: str | None = None
     off: dict[str, str] = {}
     for index, claim in iter_claims(normalized):
@@ -211,7 +228,7 @@ def off_topic_items(normalized: Mapping[str, Any] | None, session: SessionIndex,
     if not query or not query.strip():
         return {}
     keys = QuestionKeys(query, session.evidence_named)
-    lines: list[str] | None = None
+    lines: list[Line] | None = None
     directions: RunbookDirections | None = None
     off: dict[str, str] = {}
     for target, text, _ in iter_user_texts(normalized, ITEM_FIELDS):

@@ -211,6 +211,35 @@ def test_a_runbooks_words_rearranged_are_still_no_finding() -> None:
     doubled = claim("上游支付通道 上游支付通道 超时", log_line, [2])
     assert borrowed_reason(doubled, index) == BORROWED_WHY
     assert off_topic_claims(output(doubled), index)["claim-1"].endswith(BORROWED_WHY)
-    # Not borrowed: one of its words, or a value it names, is what the cited call returned.
-    assert borrowed_reason(claim("unionpay 上游支付通道 超时", log_line, [2]), index) is None
+    # A word of the line beside the runbook's words is the runbook's reading of the line, not an observation.
+    assert borrowed_reason(claim("unionpay 上游支付通道 超时", log_line, [2]), index) == BORROWED_WHY
+    # Not borrowed: a value it names is what the cited call returned; it adds one word to the line's.
     assert borrowed_reason(claim("上游支付通道 超时 5300ms", log_line, [2]), index) is None
+    assert borrowed_reason(claim("unionpay upstream 超时", log_line, [2]), index) is None
+
+
+def test_a_runbooks_explanation_beside_a_word_of_the_line_is_no_finding() -> None:
+    """The Verifier model (0.5B default) labels a claim observed when it shares words with its cited line, though
+    the rest of it is a runbook's explanation: "数据库索引失效 全表扫描" beside a slow-query line that says "全表扫描"
+    and nothing of an index. Code states the line instead."""
+    from evigate.rules.verdict.premise import BORROWED_WHY, borrowed_reason
+
+    slow = "2026-11-28 02:14:09 WARN settlement-service SLOW_SQL 全表扫描 table=settlement_records cost=8200ms"
+    runbook = "## SLOW_SQL\n含义：索引列上使用函数导致数据库索引失效，查询退化为全表扫描。"
+    calls = [ToolInvocation(id=1, session_id=SESSION, tool_name="query_logs", input={"service": "settlement-service"},
+                            output_preview=slow),
+             ToolInvocation(id=2, session_id=SESSION, tool_name="lookup_knowledge", input={"query": "SLOW_SQL"},
+                            output_preview=runbook)]
+    query = "凌晨对账为什么这么慢？"
+    index = Gatekeeper.default().session_index(calls, SESSION, None, query)
+    explained = metric_claim("数据库索引失效 全表扫描", slow, 1) | {"evidence_bindings": [{
+        "tool_name": "query_logs", "source_invocation_ids": [1], "evidence_excerpt": slow,
+        "source_type": "tool_trace"}]}
+    assert borrowed_reason(explained, index) == BORROWED_WHY
+    assert off_topic_claims(output(explained), index)["claim-1"].endswith(BORROWED_WHY)
+    added = add_code_claims(output(explained), index, query=query)
+    assert added.data is not None and added.data["claims"][0]["claim_text"] == f"query_logs 返回：{slow}"
+    # What the line says in its own words, or with a value it holds, stays the Executor's finding.
+    for text in ("SLOW_SQL 全表扫描 settlement_records", "全表扫描 耗时 8200ms", "慢查询 全表扫描"):
+        kept = {**explained, "claim_text": text}
+        assert borrowed_reason(kept, index) is None, text

@@ -98,6 +98,32 @@ def test_an_order_the_evidence_never_names_is_not_linked_through_other_orders() 
     assert off_topic_claims(_data(_claim(sms_line, 1, sms_line)), index) == {}
 
 
+def test_a_knowledge_line_sharing_one_word_with_the_question_links_nothing() -> None:
+    """Measured on train (colloquial-zh-03, 0.5B default): for "刚发完版支付就挂了一片", the planner model took the
+    notification runbook, and its line "支付成功后 notification-service 发送 ORDER_PAID 短信" tied the SMS tally to the
+    question through "支付" alone: 已确认, and the answer NORMAL on another incident's fact. A runbook describes the
+    system; one shared word is the system's topic, not this question's."""
+    describing = "支付成功后 notification-service 发送 ORDER_PAID 短信"
+    query = "刚发完版支付就挂了一片，是不是新版本有坑？"
+    tally = ("query_logs", {"service": "notification-service"}, SMS_TALLY)
+    index = Gatekeeper.default().session_index(
+        _session(tally, ("lookup_knowledge", {"query": "短信"}, describing)), SESSION, query=query)
+    assert set(off_topic_claims(_data(SMS_CLAIM), index)) == {"claim-1"}
+    hypothesis = {"hypotheses": [{"hypothesis_text": "notification-service 在发版后报错", "basis": SMS_TALLY}]}
+    assert set(off_topic_items(hypothesis, index)) == {"hypotheses[0]"}
+    # A log line is this incident's own: the same one word on it still links.
+    logged = "2026-11-28 06:10:18 ERROR notification-service 支付通知发送失败 ERR_SMS_PROVIDER"
+    index = Gatekeeper.default().session_index(
+        _session(tally, ("query_logs", {"service": "notification-service"}, logged)), SESSION, query=query)
+    assert off_topic_claims(_data(SMS_CLAIM), index) == {}
+    # A knowledge line naming two of the question's words, or its anchor, links.
+    for line, asked in ((describing, "支付成功后短信没发出来，怎么回事？"),
+                        ("ERR_SMS_PROVIDER 见于 notification-service", "ERR_SMS_PROVIDER 是什么？")):
+        index = Gatekeeper.default().session_index(
+            _session(tally, ("lookup_knowledge", {"query": "短信"}, line)), SESSION, query=asked)
+        assert off_topic_claims(_data(SMS_CLAIM), index) == {}, asked
+
+
 def test_a_particle_of_the_question_links_nothing() -> None:
     """Measured on train (none-unknown-en-06): "Did the Elasticsearch cluster run out of disk today?" confirmed a
     payment-service pool_active breach, linked through "out" on a line that "timed out"."""
