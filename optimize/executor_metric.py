@@ -178,7 +178,7 @@ def _key_facts(case: ExecutorCase, confirmed: Sequence[dict[str, Any]], outputs:
     from evigate.demo.catalog import incident_by_id
     from evigate.optimize.world_facts import key_entities
     from evigate.rules.contract import claim_text
-    from evigate.rules.verdict.anchor_observations import names_record
+    from evigate.rules.text.records import names_record
     from evigate.signatures import CRITICAL_CLAIM_TYPES
 
     if not case.question.incident:

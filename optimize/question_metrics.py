@@ -31,7 +31,7 @@ from evigate.rules.answer.render import BULLET, TEMPLATES
 from evigate.rules.text.entities import extract_entities
 from evigate.rules.text.junk import junk_reason, names_evidence
 from evigate.rules.text.normalize import fold
-from evigate.rules.verdict.anchor_observations import names_record
+from evigate.rules.text.records import names_record
 from evigate.signatures import ComposerInput
 
 

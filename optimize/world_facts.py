@@ -19,7 +19,7 @@ from typing import Any
 from evigate.demo.catalog import key_entities
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold
-from evigate.rules.verdict.anchor_observations import names_record
+from evigate.rules.text.records import names_record
 from evigate.rules.verdict.confirmation import strip_attribution
 from evigate.signatures import CRITICAL_CLAIM_TYPES, ComposerInput
 

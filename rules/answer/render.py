@@ -17,7 +17,7 @@ from evigate.rules.answer.catalogue import words as catalogue_words
 from evigate.rules.answer.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
 from evigate.rules.text.instructions import addresses_model
 from evigate.rules.text.junk import repetition, restates_question
-from evigate.rules.text.normalize import restates
+from evigate.rules.text.normalize import compact, fold, restates
 from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
 
 Locale = Literal["zh", "en"]
@@ -133,9 +133,14 @@ def render_answer(
             composed = None
     if composer_input.verdict == "PASS":
         return composed or render_deterministic(composer_input, locale=locale)
-    parts = [words["disclaimer"], composed or render_deterministic(composer_input, locale=locale)]
-    if composer_input.missing_info:
-        parts.append(_section(composer_input, words["current_gaps"], composer_input.missing_info, material, locale))
+    body = composed or render_deterministic(composer_input, locale=locale)
+    # A gap the Composer's prose already states is not listed again under it (measured on train, 0.5B default: the
+    # one gap "当前证据尚不足以确认结论" written as the prose, then listed as the gap).
+    said = compact(fold(composed)) if composed else ""
+    gaps = [gap for gap in composer_input.missing_info if not (said and compact(fold(gap)) in said)]
+    parts = [words["disclaimer"], body]
+    if gaps:
+        parts.append(_section(composer_input, words["current_gaps"], gaps, material, locale))
     return "\n\n".join(parts)
 
 

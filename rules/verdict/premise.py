@@ -10,7 +10,9 @@ A claim that echoes the question (``echoes``: most of it is the question's piece
 or more, is the question's) stands only when what it cites
 observed every id, code, service, time and count it names (``observed_text``: not the call's header, nor its
 arguments written back in its details): "订单 123 支付失败，错误码 ERR_TIMEOUT", cited from the order record that
-holds both, confirms the user's report; an empty log query for notification-service observes nothing about it.
+holds both, confirms the user's report; an empty log query for notification-service observes nothing about it. Most
+of it the question's pieces, it must also name the record it reports on (an order by its number, a trace id) as what
+it cites observed it: a symptom in the user's words is not confirmed by a value it mentions.
 Otherwise it is the question restated: code rewrites it into what it cites (``rewrite_junk_claims``), it never
 counts as quoting an output (``add_anchor_observations``), and it is never confirmed (``off_topic_claims``). Pure
 code.
@@ -27,6 +29,7 @@ from evigate.rules.gate.session import SessionIndex, flatten
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.junk import content_terms, echoes, junk_settings, terms_found
 from evigate.rules.text.normalize import compact, fold, weight
+from evigate.rules.text.records import names_record
 from evigate.rules.verdict.confirmation import MIN_CONFIRM_WEIGHT, strip_attribution
 
 PREMISE_WHY = "the claim text restates the user's question, and what it cites does not observe what it names"
@@ -35,14 +38,34 @@ PREMISE_WHY = "the claim text restates the user's question, and what it cites do
 def premise_reason(claim: Mapping[str, Any], session: SessionIndex, query: str) -> str | None:
     """``PREMISE_WHY`` when the claim is the question restated (see the module docstring), else None."""
     text = claim_text(claim)
-    if not query.strip() or not text.strip() or not (echoes(text, query) or _only_question_terms(text, query)):
+    if not query.strip() or not text.strip():
+        return None
+    echoed = echoes(text, query)
+    if not (echoed or _only_question_terms(text, query)):
         return None
     named = [entity for entity in extract_entities(text) if entity.is_key_value]
     cited = [view for _, binding in iter_bindings(claim) for view in session.resolve(binding_ids(binding))]
     observed = observed_text(cited)
-    if named and all(entity_occurs(entity, observed) for entity in named):
+    if named and all(entity_occurs(entity, observed) for entity in named) and (
+            not echoed or _names_observed_record(named, text, observed)):
         return None
     return PREMISE_WHY
+
+
+def _names_observed_record(named: list[Any], text: str, observed: str) -> bool:
+    """Whether the claim names a record (a trace id, an order by its number) that what it cites observed as one.
+
+    The user's report of a record is confirmed by that record ("订单 123 支付失败，错误码 ERR_TIMEOUT" from the order
+    row). The user's account of a symptom is not confirmed by a value it mentions: measured on train (0.5B default),
+    "网关突然开始疯狂 429 了，流量也没做活动啊", the question less its first word, cited to a metric line holding 429,
+    was labelled observed and made a NORMAL answer whose only confirmed fact was the question."""
+    for entity in named:
+        if entity.kind == "identifier" and entity_occurs(entity, observed):
+            return True
+        number = entity.exact or entity.text
+        if entity.kind == "number" and names_record(number, text) and names_record(number, observed):
+            return True
+    return False
 
 
 def _only_question_terms(text: str, query: str) -> bool:

@@ -63,7 +63,8 @@ from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
 from evigate.rules.text.junk import content_terms, junk_settings, names_evidence, terms_found
 from evigate.rules.text.normalize import fold
-from evigate.rules.verdict.anchor_observations import RECORD_WORDS, names_record, session_anchors
+from evigate.rules.text.records import RECORD_WORDS, names_record
+from evigate.rules.verdict.anchor_observations import session_anchors
 from evigate.rules.verdict.confirmation import is_knowledge_tool
 from evigate.rules.verdict.junk_claims import junk_reason
 from evigate.rules.verdict.premise import borrowed_reason, observed_text, premise_reason, unobserved_reason

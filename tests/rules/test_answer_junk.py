@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from evigate.rules import decide_verdict
 from evigate.rules.answer.catalogue import CATALOGUE, SUMMARY_EN
+from evigate.rules.answer.composer_guard import check_composer_output
 from evigate.rules.answer.composer_input import assemble_composer_input, build_composer_input
 from evigate.rules.answer.render import render_answer, render_deterministic, render_parse_failure
 from evigate.rules.text.junk import junk_reason, junk_settings
@@ -170,6 +171,20 @@ def test_composer_prose_with_a_repeated_run_or_the_question_again_is_replaced() 
         ci, {"answer_summary": "锁等待超时", "user_facing_answer": echoed}))
     rendered = render_answer(ci, {"answer_summary": "x", "user_facing_answer": repeated})
     assert "456 456" not in rendered and LOG in rendered
+
+
+def test_a_gap_the_composers_prose_states_is_not_listed_again() -> None:
+    """Measured on train (0.5B default): the Composer wrote the one gap as its prose, and the answer listed it again
+    under 当前缺口."""
+    gaps = [CATALOGUE["zh"]["gap_generic"], "缺少 inventory-service 的锁等待指标"]
+    ci = _composer_input().model_copy(update={"verdict": "LOW_CONFID", "allowed_claims": [], "missing_info": gaps})
+    prose = {"answer_summary": "证据不足", "user_facing_answer": CATALOGUE["zh"]["gap_generic"]}
+    assert not check_composer_output(ci, prose)
+    rendered = render_answer(ci, prose)
+    assert rendered.count(CATALOGUE["zh"]["gap_generic"]) == 1 and "缺少 inventory-service 的锁等待指标" in rendered
+    # The renderer's own text lists every gap.
+    assert rendered.count("当前缺口") == 1
+    assert render_answer(ci, None).count(CATALOGUE["zh"]["gap_generic"]) == 1
 
 
 def test_junk_lines_finds_the_junk_of_a_rendered_answer_and_never_a_heading() -> None:

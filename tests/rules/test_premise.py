@@ -65,6 +65,25 @@ def test_a_report_the_cited_record_shows_in_full_stands() -> None:
     assert premise_reason(claim("pay-gateway 调用 unionpay 超时", "x", [2]), session_index(), query) is None
 
 
+def test_a_symptom_in_the_users_words_is_not_confirmed_by_a_value_it_mentions() -> None:
+    """Measured on train (colloquial-zh-06, 0.5B default): "网关突然开始疯狂 429 了，流量也没做活动啊", the question
+    less its first word, cited to a line holding 429, was labelled observed: a NORMAL answer whose only confirmed fact
+    was the question. Every value it names was observed, but it reports on no record."""
+    query = "网关怎么突然开始疯狂 429 了，流量也没做活动啊"
+    line = "2026-11-28 16:31:02 WARN api-gateway status=429 rate limit exceeded route=/api/order"
+    calls = [ToolInvocation(id=1, session_id=SESSION, tool_name="query_logs", input={"service": "api-gateway"},
+                            output_preview=line)]
+    echo = {**claim("网关突然开始疯狂 429 了，流量也没做活动啊", line, [1]), "evidence_bindings": [{
+        "tool_name": "query_logs", "source_invocation_ids": [1], "evidence_excerpt": line,
+        "source_type": "tool_trace"}]}
+    index = Gatekeeper.default().session_index(calls, SESSION, None, query)
+    assert premise_reason(echo, index, query) == PREMISE_WHY
+    added = add_code_claims(output(echo), index, query=query)
+    assert added.data is not None and added.data["claims"][0]["claim_text"] == f"query_logs 返回：{line}"
+    # A finding about the 429s in words of its own is no echo, and stands.
+    assert premise_reason({**echo, "claim_text": "api-gateway 限流返回 429，route=/api/order"}, index, query) is None
+
+
 def test_code_rewrites_it_into_what_it_cites_and_never_confirms_it_as_written() -> None:
     data = output(metric_claim("API gateway throttling orders after 4:30 pm", "2026-11-28 16:30 794", 7))
     index = _index(THROTTLE_Q)

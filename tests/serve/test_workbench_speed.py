@@ -40,6 +40,7 @@ def test_each_page_fragment_reads_the_store_under_one_opening_of_its_file(
 ) -> None:
     server = start_server()
     planted = planted_session(server.pool.store)
+    store_file = str(server.pool.store.path)
     session_id = planted["session_id"]
     urls = [f"/fragments/sessions/{session_id}", "/fragments/sessions",
             f"/fragments/sessions/{session_id}/invocations/{planted['logs']}"]
@@ -47,8 +48,9 @@ def test_each_page_fragment_reads_the_store_under_one_opening_of_its_file(
         for url in urls:
             counted_openings.clear()
             assert client.get(url).status_code == 200, url
-            # the session view reads three tables, the list two: one opening each, never a reopening between
-            assert len(counted_openings) == 1, (url, counted_openings)
+            # the session view reads three tables, the list two: one opening each, never a reopening between. Only
+            # the store's file counts: a thread another test left behind may open its own world file meanwhile.
+            assert [path for path in counted_openings if path == store_file] == [store_file], (url, counted_openings)
 
 
 def test_the_templates_are_compiled_before_the_first_request(start_server: Any) -> None:

@@ -1,0 +1,33 @@
+"""Which number in a line is a record's id: "order 123" names order 123, "pool_pending=123" does not.
+
+Shared by the rules that ask whether a text is about the user's record (anchor observations, relevance, premise)
+and by the question-bank metrics. Pure code.
+"""
+
+from __future__ import annotations
+
+import re
+
+NUMBER_WORDS = ("order", "ticket", "number", "订单", "单号", "工单")
+"""Words that label a record's number ("order 123", "订单 123")."""
+RECORD_WORDS = (*NUMBER_WORDS, "trace", "id")
+"""Words that label a record ("order 123", "trace 7f3a…", "id 42"): with its number or id, the question names that
+record, and the word itself says nothing more."""
+_WORDS = [re.escape(word) for word in NUMBER_WORDS if word.isascii()]
+_CJK_WORDS = [re.escape(word) for word in NUMBER_WORDS if not word.isascii()]
+ID_CONTEXT = rf"(?:(?<![a-z])(?:{'|'.join(_WORDS)}|no\.?)|{'|'.join(_CJK_WORDS)}|id|#)[\s=:：#_-]{{0,3}}"
+"""What may stand before a number for it to be a record's id ("order 123", "order_id=123", "订单 123", "#123"); "id"
+also inside a field name ("order_id")."""
+_ID_BEFORE = re.compile(ID_CONTEXT + "$", re.IGNORECASE)
+
+
+def names_record(number: str, line: str) -> bool:
+    """Whether ``line`` names the record numbered ``number`` (not a value equal to it: pool_pending=123)."""
+    start = line.find(number)  # plain search first: this runs over every returned line of the session
+    while start >= 0:
+        end = start + len(number)
+        whole = (not start or not line[start - 1].isdigit()) and (end >= len(line) or not line[end].isdigit())
+        if whole and _ID_BEFORE.search(line[max(0, start - 16):start]):
+            return True
+        start = line.find(number, start + 1)
+    return False
