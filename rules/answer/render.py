@@ -17,7 +17,7 @@ from evigate.rules.answer.catalogue import words as catalogue_words
 from evigate.rules.answer.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
 from evigate.rules.text.instructions import addresses_model
 from evigate.rules.text.junk import repetition, restates_question
-from evigate.rules.text.normalize import compact, fold, restates
+from evigate.rules.text.normalize import restates
 from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
 
 Locale = Literal["zh", "en"]
@@ -136,8 +136,7 @@ def render_answer(
     body = composed or render_deterministic(composer_input, locale=locale)
     # A gap the Composer's prose already states is not listed again under it (measured on train, 0.5B default: the
     # one gap "当前证据尚不足以确认结论" written as the prose, then listed as the gap).
-    said = compact(fold(composed)) if composed else ""
-    gaps = [gap for gap in composer_input.missing_info if not (said and compact(fold(gap)) in said)]
+    gaps = [gap for gap in composer_input.missing_info if not (composed and restates(gap, composed))]
     parts = [words["disclaimer"], body]
     if gaps:
         parts.append(_section(composer_input, words["current_gaps"], gaps, material, locale))

@@ -62,7 +62,6 @@ from evigate.rules.gate.session import SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
 from evigate.rules.text.junk import content_terms, junk_settings, names_evidence, terms_found
-from evigate.rules.text.normalize import fold
 from evigate.rules.text.records import RECORD_WORDS, names_record
 from evigate.rules.verdict.anchor_observations import session_anchors
 from evigate.rules.verdict.confirmation import is_knowledge_tool
@@ -97,19 +96,6 @@ def _occurs(anchor: Entity, text: str) -> bool:
     return entity_occurs(anchor, text)
 
 
-def _has_term(terms: Iterable[str], folded: str) -> bool:
-    for term in terms:
-        if term.isascii():
-            at = folded.find(term)
-            while at >= 0:
-                if at == 0 or not folded[at - 1].isalnum():
-                    return True
-                at = folded.find(term, at + 1)
-        elif term in folded:
-            return True
-    return False
-
-
 class QuestionKeys:
     """The question's anchors and content terms, and what a text must name to be about it."""
 
@@ -126,7 +112,7 @@ class QuestionKeys:
         return bool(self.anchors or self.terms)
 
     def named_in(self, text: str) -> bool:
-        return any(_occurs(anchor, text) for anchor in self.anchors) or _has_term(self.terms, fold(text))
+        return any(_occurs(anchor, text) for anchor in self.anchors) or bool(terms_found(self.terms, text))
 
     def linked_by(self, line: Line) -> bool:
         """Whether a returned line ties what it names to the question: an evidence line through an anchor or one
