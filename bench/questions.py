@@ -142,13 +142,14 @@ def report(answers: Sequence[Any], verbose: bool = True) -> dict[str, Any]:
         "normal": sum(s.normal for _, s in ran), "ran": len(ran),
         "normal_without_key_fact": sum(s.normal_without_key_fact for _, s in answerable),
         "none_confirmed": sum(not s.confirmed for _, s in unanswerable), "unanswerable": len(unanswerable),
+        "echoed": sum(bool(s.echoed) for _, s in ran),
     }
     if verbose:
         for answer, score in scored:
             state = answer.error or f"{answer.output_type} ({answer.verdict}) {answer.seconds or 0:.0f}s"
             print(f"  {answer.id} [{answer.incident or 'none'}] {state}: useful {len(score.useful)}, "
                   f"wrong {len(score.wrong)}, junk {len(score.junk)}, confirmed {len(score.confirmed)}")
-            for line in [*score.wrong[:2], *score.junk[:2]]:
+            for line in [*score.wrong[:2], *score.junk[:2], *(f"echoes the question: {t}" for t in score.echoed[:1])]:
                 print(f"      ✗ {line[:140]}")
     print(f"\n{figures['asked']} question(s), {figures['failed']} failed to run")
     print(_rate("useful (key fact of its incident confirmed)", figures["useful"], figures["answerable"], "≥ 80 %"))
@@ -157,6 +158,7 @@ def report(answers: Sequence[Any], verbose: bool = True) -> dict[str, Any]:
     print(_rate("NORMAL", figures["normal"], figures["ran"]))
     print(_rate("NORMAL without a key fact of its incident", figures["normal_without_key_fact"],
                 figures["answerable"], "0"))
+    print(_rate("answers confirming the question's own words", figures["echoed"], figures["ran"]))
     print(_rate("no-incident questions with nothing confirmed", figures["none_confirmed"],
                 figures["unanswerable"], "≥ 95 %"))
     rounds = [seconds for answer, _ in ran for seconds in answer.round_seconds]
@@ -197,7 +199,9 @@ def plans(questions: Sequence[Any]) -> dict[str, int]:
         decided = decisive_skill(planner.skills, question.text, domain)
         candidate = None if decided else planner.census(question.text)
         skill = decided[0].id if decided else candidate.skill.id if candidate else None
-        window = entities.get("time_window") or (candidate.time_window if candidate else None)
+        chosen = planner.reading_of(question.text, decided[1]).get("time_window") if decided else (
+            candidate.time_window if candidate else None)  # the census's reading of an ambiguous hour, if any
+        window = chosen or entities.get("time_window")
         if question.incident is None:
             figures["unanswerable"] += 1
             figures["unanswerable_decided"] += skill is not None

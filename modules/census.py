@@ -81,6 +81,14 @@ def _counts(tool: Any, source: Any, filters: Mapping[str, Any], lines: int = 1
     return {str(code): int(n) for code, n in counts.items() if code and code != "-"}, details, output.text
 
 
+def code_count(tool: Any, source: Any, filters: Mapping[str, Any], code: str) -> int:
+    """Records of ``code`` in the selection ``filters`` (0 when the census tool cannot filter by code or fails)."""
+    if "error_code" not in tool.Args.model_fields:
+        return 0
+    counts, _, _ = _counts(tool, source, {**filters, "error_code": code})
+    return counts.get(code, 0)
+
+
 def _span(details: Mapping[str, Any]) -> str | None:
     try:
         first = datetime.fromisoformat(str(details["first_ts"]))

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, get_args
 
 import dspy
 
 from evigate.domain import Domain, load_domain
 from evigate.domain.skills import fill_placeholders, template_values
-from evigate.modules.census import Candidate, error_census
+from evigate.modules.census import Candidate, census_filters, code_count, error_census
 from evigate.modules.evidence_view import query_entities, step_key
 from evigate.rules.text.entities import extract_entities
 from evigate.rules.text.words import bigram_overlap, normalize
@@ -67,7 +68,8 @@ class Planner(dspy.Module):
         if decided is not None:
             skill, code = decided
             proposal = Plan(skill=skill.id, rationale=f"问题中的错误码 {code} 只出现在该 skill 的适用场景中")
-            return dspy.Prediction(plan=self.sanitize(proposal, query, retry_context), decided_by="rule")
+            plan = self.sanitize(proposal, query, retry_context, extra=self.reading_of(query, code))
+            return dspy.Prediction(plan=plan, decided_by="rule")
         candidate = self.census(query)
         if candidate is not None:
             proposal = Plan(skill=candidate.skill.id, rationale=candidate.rationale(),
@@ -107,8 +109,37 @@ class Planner(dspy.Module):
         if unknown_services(query, self.domain):
             return None  # asked about a service we hold no records of: the window's codes are other services'
         handles = self.domain.vocabulary.incident_handles()
-        return error_census(self.registry.get(name), self.source, entities, handles,
-                            lambda code: _owners(self.skills, code))
+        tool = self.registry.get(name)
+        found = error_census(tool, self.source, entities, handles, lambda code: _owners(self.skills, code))
+        alternative = entities.get("alternative_window")
+        if not alternative:
+            return found
+        # "四点半" is 04:30 or 16:30: the reading whose records burst is the one asked about; when both do, the one
+        # whose skill the question's words match better (a "两点多支付超时" is not the 02:00 batch's slow SQL)
+        later = error_census(tool, self.source, {**entities, "time_window": alternative}, handles,
+                             lambda code: _owners(self.skills, code))
+        if later is None:
+            return found
+        later = replace(later, time_window=later.time_window or alternative)
+        if found is None:
+            return later
+        ranked = [skill.id for skill in rank_skills([found.skill, later.skill], query)]
+        return later if found.skill.id != later.skill.id and ranked[0] == later.skill.id else found
+
+    def reading_of(self, query: str, code: str) -> dict[str, Any]:
+        """The window values of the reading of an ambiguous hour ("四点半的 ERR_RATE_LIMITED") under which ``code``
+        has records and the written reading has none; empty when the written reading stands."""
+        name = getattr(self.domain, "census_tool", None)
+        entities = self.domain.extract_entities(query)
+        alternative = entities.get("alternative_window")
+        if not alternative or self.source is None or not name or name not in set(self.registry.names()):
+            return {}
+        tool = self.registry.get(name)
+        handles = self.domain.vocabulary.incident_handles()
+        written = code_count(tool, self.source, census_filters(tool, entities, handles), code)
+        later = code_count(tool, self.source, census_filters(tool, {**entities, "time_window": alternative}, handles),
+                           code)
+        return _window_values(alternative) if later and not written else {}
 
     def sanitize(self, proposal: Plan, query: str, retry_context: RetryContext | None,
                  extra: Mapping[str, Any] | None = None) -> Plan:
@@ -198,9 +229,13 @@ def _evidence_named(candidate: Candidate) -> list[str]:
 def _candidate_values(candidate: Candidate) -> dict[str, Any]:
     values: dict[str, Any] = {"error_code": candidate.code}
     if candidate.time_window:
-        start, _, end = candidate.time_window.partition("/")
-        values.update({"time_window": candidate.time_window, "start": start, "end": end})
+        values.update(_window_values(candidate.time_window))
     return values
+
+
+def _window_values(window: str) -> dict[str, Any]:
+    start, _, end = window.partition("/")
+    return {"time_window": window, "start": start, "end": end}
 
 
 def _owners(skills: Sequence[Any], code: str) -> list[Any]:

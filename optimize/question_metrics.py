@@ -10,6 +10,10 @@ answers can be scored again without re-running anything:
   service where the right incident does not involve it) that the question did not name itself; a confirmed
   statement about nothing the question or its incident names (irrelevant); a confirmed fact naming an entity no
   tool returned, or a root cause naming a service or code the incident does not involve (``judge_facts``);
+- **echoed**: a confirmed statement made of the question's own words (``junk.echoes_question``). The claim rules let
+  one stand where its evidence shows the record it names ("订单 456 付款失败" beside the order's row), so it is not
+  junk by definition; it is counted apart because it tells the user what they said, and a NORMAL answer whose
+  only key fact is one of these confirms the question, not a finding;
 - **junk**: a line shown outside the confirmed facts (hypotheses, gaps, actions, the Composer's prose) that repeats
   itself, restates the question, names nothing of the session, or — for a hypothesis — has no basis in evidence.
   The checks are the guard's own (``evigate.rules.text.junk``): the metric and the product define junk once.
@@ -27,9 +31,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evigate.optimize.world_facts import judge_facts, key_entities, states
-from evigate.rules.answer.render import BULLET, TEMPLATES
+from evigate.rules.answer.catalogue import line_body
+from evigate.rules.answer.render import TEMPLATES
 from evigate.rules.text.entities import extract_entities
-from evigate.rules.text.junk import junk_reason, names_evidence
+from evigate.rules.text.junk import echoes_question, junk_reason, names_evidence
 from evigate.rules.text.normalize import fold
 from evigate.rules.text.records import names_record
 from evigate.signatures import ComposerInput
@@ -67,6 +72,7 @@ class AnswerScore:
     useful: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
     junk: list[str] = field(default_factory=list)
+    echoed: list[str] = field(default_factory=list)
     normal: bool = False
     failed: bool = False
 
@@ -94,7 +100,6 @@ def _fixed_lines() -> set[str]:
 
 
 _FIXED_LINES = _fixed_lines()
-_PREFIXES = tuple(words["unconfirmed_prefix"] for words in TEMPLATES.values())
 _QUESTION_LINE = re.compile(r"^(?:您的问题：|Your question: )")
 
 
@@ -114,9 +119,7 @@ def shown_lines(answer: str) -> list[tuple[str, str]]:
         if title:
             section = title
             continue
-        body = line.removeprefix(BULLET.strip()).strip()
-        for prefix in _PREFIXES:
-            body = body.removeprefix(prefix.strip()).strip()
+        body = line_body(line)
         if not body or fold(body) in _FIXED_LINES or _QUESTION_LINE.match(body):
             continue
         lines.append((section, body))
@@ -203,6 +206,7 @@ def score_answer(record: AnsweredQuestion, incidents: Sequence[Any]) -> AnswerSc
     score.wrong += [f"irrelevant to the question: {text[:120]}" for text in score.confirmed
                     if not _relevant(text, record.text, incident)]
     score.junk = judge_junk(record)
+    score.echoed = [text for text in score.confirmed if echoes_question(text, record.text)]
     return score
 
 

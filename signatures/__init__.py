@@ -4,7 +4,14 @@ This package is free of DSPy so the deterministic core can import it; the `dspy.
 in :mod:`evigate.signatures.agents`.
 """
 
-from evigate.signatures.composer import AllowedClaim, AllowedHypothesis, ComposerAction, ComposerInput, ComposerOutput
+from evigate.signatures.composer import (
+    AllowedClaim,
+    AllowedHypothesis,
+    ComposerAction,
+    ComposerInput,
+    ComposerOutput,
+    Locale,
+)
 from evigate.signatures.contributions import (
     ClaimContribution,
     ComposerContribution,
@@ -133,6 +140,7 @@ __all__ = [
     "Hypothesis",
     "HypothesisCheck",
     "HypothesisVerification",
+    "Locale",
     "OutputType",
     "ParseStatusValue",
     "Plan",

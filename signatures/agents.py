@@ -96,7 +96,8 @@ class VerifyClaims(dspy.Signature):
 
 
 class ComposeAnswer(dspy.Signature):
-    """你是 Answer Composer：把 Verifier 允许输出的材料组织成用户可读的中文答案。
+    """你是 Answer Composer：把 Verifier 允许输出的材料组织成用户可读的答案。
+    用 composer_input.locale 的语言写（zh 写中文，en 写英文；未给出时写中文）；引用的 claim 原文可保留原语言。
     你不诊断、不调用工具、不补充新事实、不重新判断根因。
 
     只能使用 composer_input 中的 allowed_claims、allowed_hypotheses、missing_info、recommended_actions、rationale。

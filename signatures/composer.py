@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from evigate.signatures.executor import ClaimType
 from evigate.signatures.verifier import Verdict
+
+Locale = Literal["zh", "en"]
+"""The languages evigate answers in: the user's, for the fixed texts and the Composer alike."""
 
 
 class AllowedClaim(BaseModel):
@@ -41,6 +46,8 @@ class ComposerInput(BaseModel):
     missing_info: list[str] = Field(default_factory=list)
     recommended_actions: list[ComposerAction] = Field(default_factory=list)
     rationale: str = ""
+    locale: Locale | None = Field(
+        default=None, description="the language the answer is written in (the user's); None: not set, not checked")
 
 
 class ComposerOutput(BaseModel):

@@ -8,11 +8,11 @@ shown as they are. An unknown locale falls back to zh, the seed specs' language.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal, cast
+from typing import cast
 
 from evigate.rules.verdict.rows import SUMMARY_OF, ReasonCode
+from evigate.signatures.composer import Locale
 
-Locale = Literal["zh", "en"]
 LOCALES: tuple[Locale, ...] = ("zh", "en")
 
 CATALOGUE: dict[str, dict[str, str]] = {
@@ -117,6 +117,25 @@ SUMMARY_EN: dict[ReasonCode, str] = {
     "pass": "every key statement has direct evidence",
 }
 """The deciding matrix row in English (``SUMMARY_OF`` holds the zh words, which the audit keeps)."""
+
+
+BULLET = "• "
+"""How the template lists items (confirmed facts, gaps, steps)."""
+FIXED_TEXTS: frozenset[str] = frozenset(
+    text.strip() for catalogue in CATALOGUE.values() for text in catalogue.values() if "{" not in text)
+"""Every fixed text of the catalogue, in every locale (headings, disclaimers, fixed gaps and actions): the product's
+own words, never a model's junk or filler."""
+
+
+_PREFIXES = tuple(catalogue["unconfirmed_prefix"].strip() for catalogue in CATALOGUE.values())
+
+
+def line_body(line: str) -> str:
+    """A shown line without the template's marks: its bullet and the "待确认：" / "Not yet confirmed: " prefix."""
+    body = line.strip().removeprefix(BULLET.strip()).strip()
+    for prefix in _PREFIXES:
+        body = body.removeprefix(prefix).strip()
+    return body
 
 
 def words(locale: str) -> dict[str, str]:

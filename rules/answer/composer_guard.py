@@ -2,7 +2,9 @@
 
 Violations: an entity (service, id, error code, time, key value) absent from the Composer's input; a root-cause
 statement unless an allowed root_cause claim exists and the verdict is PASS; a hypothesis stated as fact;
-Markdown or JSON; a LOW_CONFID answer naming no gap or next step; an empty answer. ``[]`` means safe to show.
+Markdown or JSON; a LOW_CONFID answer naming no gap or next step; an empty answer; a line that names nothing of the
+input (filler); words in another language than the input's ``locale`` that the input does not hold. ``[]`` means
+safe to show.
 
 The input's ``rationale`` is an explanation, not allowed material: entities that only it names do not count as
 given (a Verifier may mention a dropped claim there).
@@ -18,8 +20,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evigate.rules.answer.catalogue import FIXED_TEXTS, line_body
 from evigate.rules.text.entities import entity_occurs, extract_entities
-from evigate.rules.text.junk import echoes_question, repetition
+from evigate.rules.text.junk import content_free, content_terms, echoes_question, repetition
 from evigate.rules.text.normalize import compact, content_weight, excerpt_similarity, fold
 from evigate.rules.text.phrases import (
     GAP_OR_NEXT_STEP,
@@ -29,6 +32,7 @@ from evigate.rules.text.phrases import (
     states_root_cause,
     strip_hedges,
 )
+from evigate.rules.text.words import cjk_runs
 from evigate.rules.thresholds import THRESHOLDS
 from evigate.signatures import ComposerInput, ComposerOutput
 
@@ -101,6 +105,42 @@ def foreign_entities(text: str, material: str) -> list[str]:
     ]
 
 
+_LATIN_PHRASE = re.compile(r"[A-Za-z]+(?:[ ,'’-]+[A-Za-z]+){3,}")
+"""Four or more Latin words in a row: an English phrase, not a name ("pay-gateway", "query_logs")."""
+
+
+def other_language(text: str, material: str, locale: str | None) -> list[str]:
+    """Phrases of ``text`` in another language than ``locale`` that the (folded) material does not hold.
+
+    Measured on train (0.5B default): for "Was coupon-service failing at 14:10?" the Composer wrote
+    "当前证据不足以确认一个结论" and it was shown under English headings. Quoting a claim in its own language is
+    fine (a Chinese runbook line in an English answer): only words the input does not hold count."""
+    if locale == "en":
+        phrases = cjk_runs(text, min_chars=2)
+    elif locale == "zh":
+        phrases = _LATIN_PHRASE.findall(text)
+    else:
+        return []
+    given = compact(material)
+    return [phrase for phrase in phrases if compact(fold(phrase)) not in given and compact(fold(phrase)) not in _FIXED]
+
+
+_FIXED = "\n".join(compact(fold(text)) for text in FIXED_TEXTS)
+"""The template's own texts in every locale: the product's words, in whichever language they are shown."""
+
+
+def filler_lines(text: str, material: str) -> list[str]:
+    """Lines of ``text`` that name nothing of the material (``content_free``): "当前证据不足以确认一个结论" says
+    what the template already says, about nothing the user asked. A heading (a line ending in a colon) introduces
+    what follows and is not judged alone; the template's own fixed texts and the input's own items (judged where the
+    input was built) are no filler of the Composer's either, nor is a line with no content word at all (a
+    separator, a bare name: the entity and repetition checks judge those)."""
+    given = {compact(line) for line in material.splitlines()}
+    lines = [line_body(line) for line in text.splitlines()]
+    return [line for line in lines if line and not line.endswith((":", "：")) and line not in FIXED_TEXTS
+            and compact(fold(line)) not in given and content_terms(line) and content_free(line, material)]
+
+
 def root_cause_allowed(composer_input: ComposerInput) -> bool:
     """Root-cause statements are allowed only under PASS with an allowed root_cause claim (§19.4)."""
     return composer_input.verdict == "PASS" and any(
@@ -171,6 +211,9 @@ def check_composer_output(
     problems += [f"the answer restates the question: “{sentence[:120]}”" for sentence in sentences(answer)
                  if query and echoes_question(sentence, query)
                  and not any(compact(fold(sentence)) in claim for claim in claims)]
+    problems += [f"written in another language than the answer's ({composer_input.locale}): “{phrase[:60]}”"
+                 for phrase in other_language(answer, material, composer_input.locale)]
+    problems += [f"filler: names nothing of its input: “{line[:120]}”" for line in filler_lines(answer, material)]
     if composer_input.verdict == "LOW_CONFID" and not GAP_OR_NEXT_STEP.search(fold(answer)):
         problems.append("a LOW_CONFID answer must name at least one evidence gap or next step")
     return problems

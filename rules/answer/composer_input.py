@@ -14,7 +14,7 @@ from typing import Any, cast, get_args
 
 from pydantic import ValidationError
 
-from evigate.rules.answer.catalogue import summary, words
+from evigate.rules.answer.catalogue import LOCALES, summary, words
 from evigate.rules.answer.screen import DroppedText, gate_reasons, screen
 from evigate.rules.contract import (
     ACTION_TEXT,
@@ -162,6 +162,7 @@ def assemble_composer_input(
         original_query=query or "", verdict=verdict, allowed_claims=allowed,
         allowed_hypotheses=[] if verdict == "REJECT" else hypotheses, missing_info=gaps,
         recommended_actions=actions, rationale=_code_rationale(verifier_output, decision, locale),
+        locale=locale if locale in LOCALES else None,
     )
     return ComposerMaterial(composer_input, dropped)
 

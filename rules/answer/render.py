@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
-from evigate.rules.answer.catalogue import CATALOGUE
+from evigate.rules.answer.catalogue import BULLET, CATALOGUE, Locale
 from evigate.rules.answer.catalogue import words as catalogue_words
 from evigate.rules.answer.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
 from evigate.rules.text.instructions import addresses_model
@@ -20,13 +20,11 @@ from evigate.rules.text.junk import repetition, restates_question
 from evigate.rules.text.normalize import restates
 from evigate.signatures import ComposerInput, ComposerOutput, OutputType, ParseStatusValue
 
-Locale = Literal["zh", "en"]
 OUTPUT_TYPE_OF_VERDICT: dict[str, OutputType] = {
     "PASS": "NORMAL", "LOW_CONFID": "LOW_CONFID_WITH_DISCLAIMER", "REJECT": "DEGRADED",
 }
 TEMPLATES = CATALOGUE
 """The renderer's words come from the one catalogue (:mod:`evigate.rules.answer.catalogue`)."""
-BULLET = "• "
 _UNSAFE = str.maketrans({"{": "(", "}": ")", "[": "(", "]": ")", "`": "'", "|": "/", '"': "'", "#": "＃"})
 _TERMINATORS = re.compile(r"\s*[。！？!?\n\r]+\s*|(?<=[.;])\s+|；")
 _EMPHASIS = re.compile(r"\*{2,}|~{2,}")

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from evigate.rules.answer.catalogue import CATALOGUE
+from evigate.rules.answer.catalogue import FIXED_TEXTS, line_body
 from evigate.rules.gate.actions import ITEM_TARGET
 from evigate.rules.text.junk import junk_reason
 
@@ -54,23 +54,16 @@ def gate_reasons(errors: Sequence[Any]) -> dict[tuple[str, int], str]:
     return reasons
 
 
-_BULLET = "• "
-
-
 def junk_lines(answer: str, query: str, session_text: str | None = None) -> list[tuple[str, str]]:
     """(line, reason) for every line of a rendered answer that is junk: what a benchmark's junk metric counts.
 
     Each line is judged without its bullet and without the catalogue's own prefixes ("待确认：", "Not yet
     confirmed: "); the catalogue's headings and fixed texts are never junk. ``session_text`` (the session's
     evidence, inputs and question) adds the content-free check."""
-    fixed = {text.strip() for catalogue in CATALOGUE.values() for text in catalogue.values() if "{" not in text}
-    prefixes = tuple(catalogue["unconfirmed_prefix"] for catalogue in CATALOGUE.values())
     found: list[tuple[str, str]] = []
     for raw in answer.splitlines():
-        line = raw.strip().removeprefix(_BULLET).strip()
-        for prefix in prefixes:
-            line = line.removeprefix(prefix.strip()).strip()
-        if not line or line in fixed:
+        line = line_body(raw)
+        if not line or line in FIXED_TEXTS:
             continue
         why = junk_reason(line, query, session_text)
         if why is not None:

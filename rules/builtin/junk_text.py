@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import Field
 
 from evigate.rules.contract import BASIS, HYPOTHESIS_TEXT, MISSING_INFO, text_of
@@ -30,10 +32,10 @@ class JunkText(Rule):
     names an entity, or a content term that occurs in this session's evidence, inputs or question ("立即联系客服"
     names nothing). A hypothesis also needs a `basis` naming an entity a tool returned, or a few terms a tool
     returned that the question does not already say, or must itself name an entity a tool returned; otherwise it
-    is a guess ("用户收不到通知短信可能是由于网络问题或服务中断导致的"). A gap is what is missing, so a measurement
-    a tool returned, copied as a gap, is none. An item that fails is dropped from the
-    composer input and the answer, and the finding is the audit's record of why. The verdict is not affected
-    (`warn_only`): the claims decide it.
+    is a guess ("用户收不到通知短信可能是由于网络问题或服务中断导致的"). A gap says what is missing, so values with no
+    word ("2026-11-28 19:50/2026-11-28 20:20", "pay-gateway=74") are none, and neither is a timestamped record or a
+    measured value a tool returned, copied. An item that fails is dropped from the composer input and the answer,
+    and the finding is the audit's record of why. The verdict is not affected (`warn_only`): the claims decide it.
     """
 
     id = "action.junk_text"
@@ -54,7 +56,7 @@ class JunkText(Rule):
                 everything = _session_text(session)
             why = junk_reason(text, session.query, everything, settings) or _restates_call(text, session, settings)
             if why is None and item_path.startswith(MISSING_INFO):
-                why = _copies_a_measurement(text, session)
+                why = _values_only(text) or _copies_a_record(text, session)
             if why is None and key == HYPOTHESIS_TEXT and params.require_basis and item is not None:
                 basis, returned = text_of(item, BASIS), _returned_text(session)
                 # An entity a tool returned, named in the hypothesis itself, grounds it as well as its basis would.
@@ -84,21 +86,45 @@ def _restates_call(text: str, session: SessionIndex, settings: JunkSettings) -> 
     return None
 
 
-def _copies_a_measurement(text: str, session: SessionIndex) -> str | None:
-    """Why the gap ``text`` is a measurement a tool of this session returned, copied, or None.
+def _copies_a_record(text: str, session: SessionIndex) -> str | None:
+    """Why the gap ``text`` is a record a tool of this session returned, copied, or None.
 
-    Measured on train (0.5B default): the gap "2026-11-28 08:00..08:01 qps avg=599.05 max=613", a metric line
-    copied whole, was shown under 当前缺口. A value a tool returned is an observation, not what is missing; a copied
-    line without one ("mysql-order has no metric cache_hit_rate") may well say what is missing, and stays."""
+    Measured on train (0.5B default): the gaps "2026-11-28 08:00..08:01 qps avg=599.05 max=613" (a metric line),
+    "2026-11-28 11:00 deadlock_count=7", "2026-11-28 20:00..20:01" (a bucket's label) and "2026-11-28 02:10:01 WARN
+    mysql-order trace=5d0c2a9e71f3b846" (a log line's head) were shown as gaps. A timestamp or a measured value a tool
+    returned is an observation, not what is missing; a copied line without one ("mysql-order has no metric
+    cache_hit_rate") may well say what is missing, and stays."""
     core = compact(fold(text))
     if weight(core) < THRESHOLDS.confirmation.min_confirm_weight:
         return None
-    if not any(entity.kind == "number" and entity.is_key_value for entity in extract_entities(text)):
+    if not (_MEASURED.search(text) or any(entity.kind == "time" or (entity.kind == "number" and entity.is_key_value)
+                                          for entity in extract_entities(text))):
         return None
     for view in session.in_session:
         if view.success and any(core in part for part in view.returned_cores):
-            return f"not a gap: a measurement {view.tool_name} returned, copied"
+            return f"not a gap: a record {view.tool_name} returned, copied"
     return None
+
+
+def _values_only(text: str) -> str | None:
+    """Why the gap ``text`` names values and no word, or None.
+
+    Measured on train (0.5B default): "2026-11-28 19:50/2026-11-28 20:20" (a call's window) and "pay-gateway=74" (a
+    count) were shown as gaps. A gap says what is missing ("no logs for pay-gateway", "缺少 pay-gateway 日志"); a
+    time, a count or a name alone says nothing of the kind."""
+    entities = extract_entities(text)
+    if not entities:
+        return None
+    rest = text
+    for entity in sorted(entities, key=lambda entity: -len(entity.text)):
+        rest = rest.replace(entity.text, " ")
+    return None if _WORD.search(rest) else "not a gap: it names values only, not what is missing"
+
+
+_WORD = re.compile(r"[^\W\d_]")
+"""A letter of any script (a CJK character counts): what a gap's words are made of."""
+_MEASURED = re.compile(r"[\w.]=\s*-?\d")
+"""A name given a number ("deadlock_count=7", "avg=599.05"): a measured value, whatever the name's shape."""
 
 
 def _returned_text(session: SessionIndex) -> str:

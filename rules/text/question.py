@@ -15,7 +15,7 @@ from datetime import date, datetime
 from functools import cached_property
 from typing import Any
 
-from evigate.rules.text.times import named_times, time_label, time_window
+from evigate.rules.text.times import alternative_window, named_times, time_label, time_window
 from evigate.rules.text.vocabulary import IdPattern, IdRegex, Vocabulary, alternation, plural
 
 _ASCII_WORD = r"A-Za-z0-9_"
@@ -32,7 +32,7 @@ class EntityExtractor:
     Keys: `error_codes` (upper case), `services` (service ids; aliases map to them), one `<name>s` list per
     identifier, `metrics` (metric names hinted at), `times` ("YYYY-MM-DD HH:MM[:SS]"; bare clock times fall on
     `today`, by default the machine's day) and `time_window` ("START/END": the named times padded by 15 minutes, or
-    None).
+    None), plus `alternative_window` when an hour was said without a part of the day ("四点半": read 12 hours later).
     """
 
     def __init__(self, vocabulary: Vocabulary, today: date | None = None) -> None:
@@ -83,6 +83,9 @@ class EntityExtractor:
         times = named_times(text, self.today())
         entities["times"] = _unique([time_label(t.moment) for t in times if not t.span_only])
         entities["time_window"] = time_window(times)
+        alternative = alternative_window(times)
+        if alternative:
+            entities["alternative_window"] = alternative  # "四点半": 04:30 as written, 16:30 for the census to try
         return entities
 
     def _ids(self, text: str, spec: IdPattern, regexes: list[_CompiledId]) -> list[Any]:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evigate.rules.text.times import named_times, time_window
+from evigate.rules.text.times import alternative_window, named_times, time_window
 
 DAY = date(2026, 11, 28)
 
@@ -38,6 +38,9 @@ DAY = date(2026, 11, 28)
         ("Payments failing mid-morning", "2026-11-28 09:00/2026-11-28 11:00"),
         ("Product pages crawled this evening", "2026-11-28 18:00/2026-11-29 00:00"),
         ("Payments timed out right after lunch", "2026-11-28 12:00/2026-11-28 15:00"),
+        # "before noon" is the morning, not the lunch hours around noon
+        ("deadlock_count went above zero before noon", "2026-11-28 06:00/2026-11-28 12:00"),
+        ("中午前那波秒杀为什么一直报错？", "2026-11-28 06:00/2026-11-28 12:00"),
         ("昨天下午支付网关超时的原因是什么？", "2026-11-27 12:00/2026-11-27 18:00"),
         ("Why did notification-service fail yesterday?", "2026-11-27 00:00/2026-11-28 00:00"),
         ("上周五晚上 8 点商品服务为什么慢？", "2026-11-20 19:30/2026-11-20 20:30"),
@@ -83,3 +86,34 @@ def test_any_text_gives_ordered_spans_on_real_dates(text: str) -> None:
     if window:
         start, end = window.split("/")
         assert start < end
+
+
+@pytest.mark.parametrize(
+    ("query", "alternative"),
+    [
+        ("四点半的 429 是不是重试放大的？", "2026-11-28 16:15/2026-11-28 16:45"),
+        ("八点一到商品页就卡死", "2026-11-28 19:30/2026-11-28 20:30"),
+        ("九点多支付失败", "2026-11-28 21:00/2026-11-28 22:00"),
+        ("两点到两点半之间超时很多", "2026-11-28 14:15/2026-11-28 14:45"),
+        # a part of the day, a 24-hour clock or an hour past eleven says which: nothing to choose
+        ("下午四点半以后 429", None),
+        ("凌晨两点多对账慢", None),
+        ("16:40 网关限流", None),
+        ("十二点左右", None),
+        ("约 0 点", None),
+        ("4:30 pm", None),
+    ],
+)
+def test_an_hour_said_without_a_part_of_the_day_has_an_evening_reading(query: str, alternative: str | None) -> None:
+    assert alternative_window(named_times(query, DAY)) == alternative
+
+
+@given(st.text(alphabet=st.sampled_from(_ALPHABET), max_size=40))
+def test_the_evening_reading_is_the_written_one_twelve_hours_later(text: str) -> None:
+    times = named_times(text, DAY)
+    alternative = alternative_window(times)
+    assert (alternative is not None) == any(t.ambiguous for t in times)
+    for named in times:
+        if named.ambiguous:
+            assert 1 <= named.moment.hour <= 11
+            assert named.twelve_hours_later().moment.hour == named.moment.hour + 12

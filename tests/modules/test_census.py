@@ -80,3 +80,32 @@ def test_the_program_gives_its_planner_the_source(world_db: Path) -> None:
     program = DiagnosisProgram.from_settings(database=world_db)
     assert program.planner.source is program.source
     assert program.fallback_planner.source is program.source
+
+
+@pytest.mark.parametrize(
+    ("query", "skill", "window"),
+    [
+        # "四点半" read as written (04:30) holds no burst; read twelve hours later it holds the 429s
+        ("四点半网关 429 怎么回事", "retry-storm", "2026-11-28 16:15/2026-11-28 16:45"),
+        # both readings hold a burst: the one whose runbook the question's words match
+        ("两点多支付超时是怎么回事？", "payment-timeout", "2026-11-28 14:00/2026-11-28 15:00"),
+        ("两点多对账为什么这么慢？", "slow-sql", "2026-11-28 02:00/2026-11-28 03:00"),
+        # the morning reading bursts: it stands
+        ("九点多支付失败", "db-pool-exhaustion", "2026-11-28 09:00/2026-11-28 10:00"),
+    ],
+)
+def test_the_evidence_chooses_the_reading_of_an_hour_said_without_a_part_of_the_day(
+    planner: Planner, query: str, skill: str, window: str,
+) -> None:
+    plan = planner(query=query).plan
+    assert plan.skill == skill
+    assert {args.get("time_window") for _, args in _steps(plan)} - {None} == {window}
+
+
+def test_a_named_code_takes_the_reading_under_which_it_has_records(planner: Planner) -> None:
+    plan = planner(query="四点半 ERR_RATE_LIMITED 为什么这么多？").plan
+    assert plan.skill == "retry-storm"
+    assert {args.get("time_window") for _, args in _steps(plan)} - {None} == {"2026-11-28 16:15/2026-11-28 16:45"}
+    # a code without records in either reading keeps the hour as written
+    plan = planner(query="九点多 ERR_RATE_LIMITED 为什么这么多？").plan
+    assert {args.get("time_window") for _, args in _steps(plan)} - {None} == {"2026-11-28 09:00/2026-11-28 10:00"}

@@ -223,3 +223,13 @@ def test_executor_own_claims_count_only_allowed_claims_the_last_round_kept_as_wr
                                   composer_input={"allowed_claims": claims[:1]})
     assert executor_own_claims([record, unrecorded]) == (1, 4)
     assert executor_own_claims([]) == (0, 0)
+
+
+def test_a_confirmed_statement_of_the_questions_own_words_is_counted_apart() -> None:
+    # The blind spot of the earlier metric: the question restated as a confirmed fact was neither wrong nor junk.
+    query = "订单 456 付款失败了，ERR_DB_POOL_EXHAUSTED 是什么原因？"
+    echoed = score_answer(_record(query, "INC-20261128-03", [_claim("订单 456 付款失败了，ERR_DB_POOL_EXHAUSTED")],
+                                  verdict="PASS"), INCIDENTS)
+    assert echoed.echoed == ["订单 456 付款失败了，ERR_DB_POOL_EXHAUSTED"]
+    finding = score_answer(_record(query, "INC-20261128-03", [_claim(POOL_FACT)], verdict="PASS"), INCIDENTS)
+    assert finding.echoed == [] and finding.useful

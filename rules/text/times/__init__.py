@@ -16,6 +16,7 @@ from evigate.rules.text.times.phrases import (
     VAGUE_HOUR,
     WINDOW_PADDING,
     NamedTime,
+    alternative_window,
     named_times,
     time_label,
     time_window,
@@ -39,6 +40,7 @@ from evigate.rules.text.times.stamps import (
 
 __all__ = [
     "AFTER", "DAY_PARTS", "LOCAL_OFFSET", "TIME_HELP", "UTC_TIME_HELP", "VAGUE_HOUR", "WINDOW_PADDING", "Moment",
-    "NamedTime", "anchor", "format_duration", "format_minute", "format_second", "in_zone", "iso", "named_times",
+    "NamedTime", "alternative_window", "anchor", "format_duration", "format_minute", "format_second", "in_zone", "iso",
+    "named_times",
     "parse_duration", "parse_moment", "parse_time", "parse_window", "time_label", "time_window",
 ]

@@ -47,7 +47,7 @@ DAY_PARTS: tuple[tuple[str, int, int], ...] = (
     (r"early (?:this |in the )?morning|清晨|一早|一大早|早上|早晨|今早", 5, 10),
     (r"mid-?morning", 9, 11),
     (r"late (?:this |in the )?morning", 10, 12),
-    (r"(?:this |in the )?morning|上午", 6, 12),
+    (r"(?:this |in the )?morning|上午|before (?:noon|lunch(?:time)?|midday)|(?:中午|午饭)(?:之)?前", 6, 12),
     (r"after lunch|early (?:this |in the )?afternoon|午后", 12, 15),
     (r"late (?:this |in the )?afternoon|傍晚", 15, 19),
     (r"lunch(?:time)?|midday|noon|中午|午间", 11, 14),
@@ -74,6 +74,13 @@ class NamedTime:
     end: datetime
     span_only: bool = False
     """A part of the day or a whole day ("this morning", "昨天"): a window, but no moment the question names."""
+    ambiguous: bool = False
+    """A Chinese hour of 1-11 said without a part of the day ("四点半", "八点一到"): 04:30 or 16:30. Read as
+    written; ``alternative_window`` gives the reading twelve hours later for the evidence to choose."""
+
+    def twelve_hours_later(self) -> NamedTime:
+        shift = timedelta(hours=12)
+        return NamedTime(self.moment + shift, self.start + shift, self.end + shift, self.span_only)
 
 
 def named_times(query: str, today: date) -> list[NamedTime]:
@@ -163,13 +170,14 @@ def _zh_hour(match: re.Match[str], today: date, period: str | None, said_as_time
     if hour > 23 or minute is None or minute > 59:
         return None
     moment = datetime(today.year, today.month, today.day, hour, minute)
+    ambiguous = period is None and 1 <= hour <= 11
     if after:
-        return NamedTime(moment, moment, moment + AFTER)  # "4 点半以后": from then on, within the hour after
+        return NamedTime(moment, moment, moment + AFTER, ambiguous=ambiguous)  # "4 点半以后": within the hour after
     if exact:
-        return NamedTime(moment, moment, moment)
+        return NamedTime(moment, moment, moment, ambiguous=ambiguous)
     if vague in ("多", "过"):
-        return NamedTime(moment, moment, moment + timedelta(hours=1))  # "2 点多": within the hour after
-    return NamedTime(moment, moment - VAGUE_HOUR, moment + VAGUE_HOUR)
+        return NamedTime(moment, moment, moment + timedelta(hours=1), ambiguous=ambiguous)  # "2 点多"
+    return NamedTime(moment, moment - VAGUE_HOUR, moment + VAGUE_HOUR, ambiguous=ambiguous)
 
 
 def _day_parts(query: str, day: date) -> list[tuple[int, NamedTime]]:
@@ -214,6 +222,15 @@ def time_window(times: list[NamedTime]) -> str | None:
     if start == end:
         start, end = start - WINDOW_PADDING, end + WINDOW_PADDING
     return f"{format_minute(start)}/{format_minute(end)}"  # what parse_window reads back
+
+
+def alternative_window(times: list[NamedTime]) -> str | None:
+    """The window of ``times`` with every ambiguous hour read twelve hours later ("四点半" as 16:30), or None when no
+    hour is ambiguous. Which reading the user meant is for the evidence to say (the Planner's error census), not for a
+    rule of thumb: "九点多支付失败" means the morning, "八点一到商品页就卡死" the evening."""
+    if not any(t.ambiguous for t in times):
+        return None
+    return time_window([t.twelve_hours_later() if t.ambiguous else t for t in times])
 
 
 def time_label(moment: datetime) -> str:
