@@ -100,8 +100,8 @@ class Planner(dspy.Module):
     def census(self, query: str) -> Candidate | None:
         """The error code the records the question points at name most, owned by exactly one skill (see
         modules/census.py); None without a census tool or source, or when the question names a code itself."""
-        name = getattr(self.domain, "census_tool", None)
-        if self.source is None or not name or name not in set(self.registry.names()):
+        tool = self._census_tool()
+        if tool is None:
             return None
         entities = self.domain.extract_entities(query)
         if entities.get("error_codes"):
@@ -109,37 +109,41 @@ class Planner(dspy.Module):
         if unknown_services(query, self.domain):
             return None  # asked about a service we hold no records of: the window's codes are other services'
         handles = self.domain.vocabulary.incident_handles()
-        tool = self.registry.get(name)
-        found = error_census(tool, self.source, entities, handles, lambda code: _owners(self.skills, code))
+
+        def count(selection: Mapping[str, Any]) -> Candidate | None:
+            return error_census(tool, self.source, selection, handles, lambda code: _owners(self.skills, code))
+
+        found = count(entities)
         alternative = entities.get("alternative_window")
-        if not alternative:
+        later = count({**entities, "time_window": alternative}) if alternative else None
+        if later is None:
             return found
         # "四点半" is 04:30 or 16:30: the reading whose records burst is the one asked about; when both do, the one
         # whose skill the question's words match better (a "两点多支付超时" is not the 02:00 batch's slow SQL)
-        later = error_census(tool, self.source, {**entities, "time_window": alternative}, handles,
-                             lambda code: _owners(self.skills, code))
-        if later is None:
-            return found
         later = replace(later, time_window=later.time_window or alternative)
-        if found is None:
-            return later
-        ranked = [skill.id for skill in rank_skills([found.skill, later.skill], query)]
-        return later if found.skill.id != later.skill.id and ranked[0] == later.skill.id else found
+        if found is None or found.skill.id == later.skill.id:
+            return found or later
+        return later if rank_skills([found.skill, later.skill], query)[0] is later.skill else found
 
     def reading_of(self, query: str, code: str) -> dict[str, Any]:
         """The window values of the reading of an ambiguous hour ("四点半的 ERR_RATE_LIMITED") under which ``code``
         has records and the written reading has none; empty when the written reading stands."""
-        name = getattr(self.domain, "census_tool", None)
+        tool = self._census_tool()
         entities = self.domain.extract_entities(query)
         alternative = entities.get("alternative_window")
-        if not alternative or self.source is None or not name or name not in set(self.registry.names()):
+        if tool is None or not alternative:
             return {}
-        tool = self.registry.get(name)
         handles = self.domain.vocabulary.incident_handles()
-        written = code_count(tool, self.source, census_filters(tool, entities, handles), code)
-        later = code_count(tool, self.source, census_filters(tool, {**entities, "time_window": alternative}, handles),
-                           code)
+        written, later = (code_count(tool, self.source, census_filters(tool, selection, handles), code)
+                          for selection in (entities, {**entities, "time_window": alternative}))
         return _window_values(alternative) if later and not written else {}
+
+    def _census_tool(self) -> Any | None:
+        """The domain's census tool, when it has one registered and the program gave the Planner a data source."""
+        name = getattr(self.domain, "census_tool", None)
+        if self.source is None or not name or name not in set(self.registry.names()):
+            return None
+        return self.registry.get(name)
 
     def sanitize(self, proposal: Plan, query: str, retry_context: RetryContext | None,
                  extra: Mapping[str, Any] | None = None) -> Plan:

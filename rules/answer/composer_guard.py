@@ -122,7 +122,7 @@ def other_language(text: str, material: str, locale: str | None) -> list[str]:
     else:
         return []
     given = compact(material)
-    return [phrase for phrase in phrases if compact(fold(phrase)) not in given and compact(fold(phrase)) not in _FIXED]
+    return [phrase for phrase in phrases if not any(compact(fold(phrase)) in known for known in (given, _FIXED))]
 
 
 _FIXED = "\n".join(compact(fold(text)) for text in FIXED_TEXTS)
