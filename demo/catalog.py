@@ -35,7 +35,7 @@ SERVICE_ALIASES: dict[str, str] = {
     "用户服务": "user-service", "风控": "risk-service", "风控服务": "risk-service", "优惠券": "coupon-service",
     "通知服务": "notification-service", "短信": "notification-service", "结算服务": "settlement-service",
     "对账": "settlement-service", "数据库": "mysql-order", "mysql": "mysql-order", "redis": "redis-cluster",
-    "缓存": "redis-cluster",
+    "缓存": "redis-cluster", "商品页": "product-service", "商品详情": "product-service",
     # the same services as English-speaking operators name them
     "sms": "notification-service", "text message": "notification-service", "notification": "notification-service",
     "reconciliation": "settlement-service", "recon": "settlement-service", "settlement": "settlement-service",

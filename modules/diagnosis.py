@@ -13,6 +13,7 @@ from evigate.modules.executor import step_key
 from evigate.modules.finish import finish_diagnosis
 from evigate.modules.rounds import RoundRunner
 from evigate.rules import build_retry_context
+from evigate.rules.text.spelling import read_names
 from evigate.signatures import DiagnosisResult
 from evigate.store import AuditStore
 
@@ -27,9 +28,13 @@ def diagnose(runner: RoundRunner, query: str) -> DiagnosisResult:
         raise ValueError("query must be a non-empty string")
     store = runner.store
     snapshot = {**runner.settings.model_dump(mode="json"), "program": runner.program}  # which prompts answered
-    run = SessionRun(store.start_session(query, settings=snapshot), query)
+    # The session records the question as asked; the rounds read its misspelt names as the domain's ("paymnet-service"
+    # is payment-service), and the audit keeps each reading (rules/text/spelling.py).
+    reading = read_names(query, runner.gatekeeper.vocabulary)
+    run = SessionRun(store.start_session(query, settings=snapshot), reading.read_as)
     runner.progress.session_started(run.session_id)
     try:
+        store.merge_self_evaluation(run.session_id, "query_reading", reading.model_dump(mode="json"))
         state = _run_rounds(runner, run)
         return finish_diagnosis(runner, run, state)
     except BaseException as exc:

@@ -111,6 +111,9 @@ class Text(_Section):
     context_chars: int = Field(description="text next to a value that must match for a written value to stand in "
                                            "its place")
     approximate_tolerance: float = Field(description="relative tolerance of an approximate number")
+    misspelling_share: float = Field(description="edits (a transposition counts one) per character of a known name "
+                                                 "that a name-shaped word of the question may be away from it and "
+                                                 "still be read as that name; at least one edit")
 
 
 class Junk(_Section):

@@ -13,7 +13,23 @@ from evigate.signatures.tooling import RetryContext, ToolTraceEntry
 from evigate.signatures.verifier import ClaimCheck, FactChecked, HypothesisCheck, Verdict
 
 OutputType = Literal["NORMAL", "LOW_CONFID_WITH_DISCLAIMER", "DEGRADED"]
-SELF_EVALUATION_SLOTS: tuple[str, ...] = ("rule_evaluation", "verifier_evaluation", "contributions")
+SELF_EVALUATION_SLOTS: tuple[str, ...] = ("rule_evaluation", "verifier_evaluation", "contributions", "query_reading")
+
+
+class NameReading(BaseModel):
+    """One misspelt name of a question and the domain's name it was read as."""
+
+    written: str
+    read_as: str
+
+
+class QueryReading(BaseModel):
+    """The question as evigate read it (``self_evaluation.query_reading``): as asked, and with its misspelt names
+    read as the domain's (rules/text/spelling.py). The rounds answer ``read_as``."""
+
+    original: str
+    read_as: str
+    corrections: list[NameReading] = Field(default_factory=list)
 
 
 class RuleFactor(BaseModel):

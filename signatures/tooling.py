@@ -8,6 +8,10 @@ from pydantic import BaseModel, Field
 
 EvidenceLevel = Literal["direct", "indirect", "none"]
 
+WITHIN_THRESHOLD = "within_threshold"
+"""The ``retrieval_details`` key a metric tool sets to ``true`` when it checked the series against an alert threshold
+and no point of the window crossed it: a healthy reading, which shows nothing went wrong (docs/domains.md)."""
+
 
 class ToolInvocation(BaseModel):
     """One recorded tool call as the Gatekeeper and Verifier see it (a `tool_invocation` row)."""
@@ -27,6 +31,11 @@ class ToolInvocation(BaseModel):
         description="the whole recorded output when the preview was cut (None: the preview is the whole output); "
                     "for the Gatekeeper only, never serialised",
     )
+
+    @property
+    def within_threshold(self) -> bool:
+        """Whether the tool said its series stayed within its alert threshold (``WITHIN_THRESHOLD``)."""
+        return isinstance(self.retrieval_details, dict) and self.retrieval_details.get(WITHIN_THRESHOLD) is True
 
 
 class ToolTraceEntry(BaseModel):

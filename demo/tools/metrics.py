@@ -15,6 +15,7 @@ from evigate.demo.catalog import METRIC_UNITS
 from evigate.demo.tools.logs import normalize_service
 from evigate.demo.tools.windows import WindowArgs
 from evigate.rules.text.times import format_minute
+from evigate.signatures.tooling import WITHIN_THRESHOLD
 from evigate.tools.base import Tool, ToolOutput
 from evigate.tools.formatting import number, with_unit
 from evigate.tools.source import DataSource
@@ -157,6 +158,7 @@ class QueryMetrics(Tool):
             breached = values > limit if direction == "above" else values < limit
             sign = ">" if direction == "above" else "<"
             details["threshold"] = {"value": limit, "direction": direction, "breach_minutes": int(breached.sum())}
+            details[WITHIN_THRESHOLD] = not breached.any()
             if breached.any():
                 first = int(np.argmax(breached))
                 details["threshold"]["first_breach"] = format_minute(times[first])

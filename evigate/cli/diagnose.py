@@ -154,6 +154,10 @@ def _print_record(record: dict[str, Any]) -> None:
     )
     if session.get("error"):
         console.print(Text.assemble(("error: ", "red"), plain(session.get("error"))))
+    reading = (session.get("self_evaluation") or {}).get("query_reading") or {}
+    if reading.get("corrections"):
+        read = ", ".join(f"{item.get('written')} → {item.get('read_as')}" for item in reading["corrections"])
+        console.print(plain(f"read as: {reading.get('read_as')} ({read})"))
     _print_program((session.get("settings") or {}).get("program"))
     _print_contributions((session.get("self_evaluation") or {}).get("contributions"))
     _section("composer input", evaluation.get("composer_input"))

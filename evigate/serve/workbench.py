@@ -50,6 +50,7 @@ def session_view(
         "locale": settings.get("locale") if isinstance(settings, Mapping) else None,
         "domain": settings.get("domain") if isinstance(settings, Mapping) else None,
         "evaluation": evaluation,
+        "reading": (session.get("self_evaluation") or {}).get("query_reading") or {},
         "answer_parts": answer_parts(answer, claims),
         "claims": claims,
         "other_errors": [e for e in errors if _claim_index(e.get("target", "")) is None],

@@ -43,7 +43,7 @@ from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.entity import Entity
 from evigate.rules.text.instructions import tells_someone_to_act
 from evigate.rules.text.normalize import compact, fold, weight
-from evigate.rules.text.records import names_record
+from evigate.rules.text.records import names_record, names_status
 from evigate.rules.thresholds import THRESHOLDS
 from evigate.rules.verdict.confirmation import (
     KNOWLEDGE_TOOLS,
@@ -126,19 +126,22 @@ def _present(anchors: Sequence[Entity], text: str) -> list[Entity]:
                 runs = set(_DIGIT_RUN.findall(text))
             if number not in runs:
                 continue
-        if _occurs(anchor, text):
+        if anchor_occurs(anchor, text):
             present.append(anchor)
     return present
 
 
-def _occurs(anchor: Entity, line: str) -> bool:
+def anchor_occurs(anchor: Entity, line: str) -> bool:
+    """Whether ``line`` names the question's anchor: a number as a record's id or an HTTP status, not as a value
+    equal to it ("order 123", "HTTP 429"; not "pool_pending=123")."""
     if anchor.kind == "number":
-        return names_record(anchor.exact or anchor.text, line)
+        number = anchor.exact or anchor.text
+        return names_record(number, line) or names_status(number, line)
     return entity_occurs(anchor, line)
 
 
 def _score(line: str, anchors: Sequence[Entity]) -> tuple[int, list[str]]:
-    named = [anchor for anchor in anchors if _occurs(anchor, line)]
+    named = [anchor for anchor in anchors if anchor_occurs(anchor, line)]
     strong = sum(anchor.kind != "service" for anchor in named)
     # A record needs a strong anchor (an id, an error code): a service name alone is any line of that service.
     return (2 * strong + len(named) if strong else 0), [anchor.text for anchor in named]

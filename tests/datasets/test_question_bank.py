@@ -56,9 +56,14 @@ def test_named_entities_agree_with_the_world() -> None:
 
     (Services are not checked: a wrong guess names services on purpose, and "网关" is ambiguous.)
     """
+    from evigate.demo.domain import demo_domain
+    from evigate.rules.text.spelling import read_names
+
     slack = timedelta(minutes=30)
+    vocabulary = demo_domain().entity_vocabulary()
     for question in load_questions():
-        entities = extract_query_entities(question.text)
+        # as the program reads it: a misspelt code ("ERR_DEADLOK", typo-mixed) is read as the domain's
+        entities = extract_query_entities(read_names(question.text, vocabulary).read_as)
         if question.incident is None:
             assert not set(entities["order_ids"]) & ANCHOR_ORDER_IDS, question.id
             continue

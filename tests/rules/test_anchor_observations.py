@@ -165,11 +165,11 @@ def test_a_context_claim_quoting_a_call_leaves_its_record_to_code() -> None:
 )
 def test_looking_record_numbers_up_among_digit_runs_finds_what_a_scan_finds(ids: list[int], lines: list[Any]) -> None:
     """Issue 22 item 10: the one-pass lookup that makes the anchors linear names exactly the anchors a scan names."""
-    from evigate.rules.verdict.anchor_observations import _occurs, _present
+    from evigate.rules.verdict.anchor_observations import _present, anchor_occurs
 
     anchors = question_anchors("订单 " + " ".join(f"order {number} ERR_TIMEOUT" for number in ids) + " 为什么失败？")
     text = "\n".join(f"ERROR {prefix}{number} ERR_TIMEOUT pay-gateway" for prefix, number in lines)
-    assert _present(anchors, text) == [anchor for anchor in anchors if _occurs(anchor, text)]
+    assert _present(anchors, text) == [anchor for anchor in anchors if anchor_occurs(anchor, text)]
     assert len({anchor.text for anchor in anchors}) == len(anchors)  # each anchor once, however often it is named
 
 

@@ -84,6 +84,58 @@ def _session(*outputs: tuple[str, dict[str, Any], str]) -> list[ToolInvocation]:
             for number, (tool, args, text) in enumerate(outputs, start=1)]
 
 
+def test_an_http_status_the_question_names_links_the_lines_that_name_it_as_a_status() -> None:
+    """Measured on train (right-guess-zh-06, 0.5B default): for "四点半的 429 …", the api-gateway tally of
+    ERR_RATE_LIMITED was dropped as not about the question though its every line said "HTTP 429"; the answer
+    confirmed nothing. A value equal to the number (rejected=429) still names no status."""
+    tally = "by error_code: ERR_RATE_LIMITED=90"
+    status_line = "2026-11-28 16:30:10 WARN api-gateway ERR_RATE_LIMITED HTTP 429 Too Many Requests rejected=247"
+    value_line = "2026-11-28 16:30:10 WARN api-gateway ERR_RATE_LIMITED limit exceeded rejected=429"
+    claim = _claim(f"query_logs 返回：{tally}", 1, tally)
+    query = "四点半的 429 是不是因为 order-service 一直重试把流量放大了？"
+    for line, off in ((status_line, set()), (value_line, {"claim-1"})):
+        calls = _session(("query_logs", {"error_code": "ERR_RATE_LIMITED"}, f"{tally}\n{line}"))
+        index = Gatekeeper.default().session_index(calls, SESSION, query=query)
+        assert set(off_topic_claims(_data(claim), index)) == off, line
+    # only an error status (4xx, 5xx) is read as one: order 123 is not named by "HTTP 123"
+    calls = _session(("query_logs", {}, f"{tally}\nERROR api-gateway ERR_RATE_LIMITED HTTP 123"))
+    index = Gatekeeper.default().session_index(calls, SESSION, query="订单 123 为什么失败？")
+    assert set(off_topic_claims(_data(claim), index)) == {"claim-1"}
+
+
+def test_a_records_field_names_link_nothing_its_prose_does() -> None:
+    """Measured on train (complaint-en-04, 0.5B default): for a flash-sale question naming no service, code, id or
+    time, the SMS tally was confirmed and the answer NORMAL, linked through "order" in the fields "order=55539" and
+    "template=ORDER_PAID" of an SMS line. A field labels a value; the line's prose says what happened."""
+    query = "Shoppers say they won the flash sale but the order failed. Why?"
+    sms_line = ("2026-11-28 06:10:18 ERROR notification-service trace=27d4b9ad order=55539 ERR_SMS_PROVIDER "
+                "sms-vendor-a returned 503 template=ORDER_PAID")
+    stock_line = "2026-11-28 11:02:10 ERROR inventory-service ERR_DEADLOCK order failed: deadlock on t_stock"
+    for line, code, off in ((sms_line, "ERR_SMS_PROVIDER", {"claim-1"}), (stock_line, "ERR_DEADLOCK", set())):
+        tally = f"by error_code: {code}=98"
+        calls = _session(("query_logs", {"level": "WARN"}, f"{tally}\n{line}"))
+        index = Gatekeeper.default().session_index(calls, SESSION, query=query)
+        assert set(off_topic_claims(_data(_claim(f"query_logs 返回：{tally}", 1, tally)), index)) == off, code
+
+
+def test_a_reading_within_its_threshold_is_context_never_a_symptom() -> None:
+    """Measured on train (none-healthy-en-03, 0.5B default): "Did order-service have trouble at 7 pm?" was NORMAL on
+    one minute of a pool series its tool had found within threshold ("no breach in window"). As context (the pool
+    was fine) it stands; as a symptom it says what did not happen. A breached series is a symptom as before."""
+    bucket = "2026-11-28 19:00..19:01 pool_active avg=7.5 max=8"
+    query = "Did order-service have trouble at 7 pm?"
+    for within, off in ((True, {"claim-1"}), (False, set())):
+        calls = [ToolInvocation(id=1, session_id=SESSION, tool_name="query_metrics",
+                                input={"service": "order-service", "metric": "pool_active"},
+                                output_preview=f"query_metrics order-service pool_active\n{bucket}",
+                                retrieval_details={"within_threshold": within})]
+        index = Gatekeeper.default().session_index(calls, SESSION, query=query)
+        symptom = _claim(f"query_metrics (order-service) returned: {bucket}", 1, bucket)
+        symptom["evidence_bindings"][0]["tool_name"] = "query_metrics"
+        assert set(off_topic_claims(_data(symptom), index)) == off, within
+        assert off_topic_claims(_data({**symptom, "claim_type": "context"}), index) == {}
+
+
 def test_an_order_the_evidence_never_names_is_not_linked_through_other_orders() -> None:
     """Measured on train (none-unknown-en-03): for "Order 88888888 failed to pay", the SMS tally was 已确认 and the
     answer NORMAL, linked through "order=55539" on a notification-service line: the word that labels the question's

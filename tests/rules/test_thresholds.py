@@ -49,8 +49,10 @@ EXACT: dict[str, set[float]] = {
     "grounding/binding.py": {0.01},
 }
 """Floats that are exact constants, not judgement."""
-EXACT_TABLES: dict[str, set[str]] = {"text/times/stamps.py": {"_UNIT_SECONDS"}}
-"""Named tables of exact constants (seconds per duration unit)."""
+EXACT_TABLES: dict[str, set[str]] = {
+    "text/times/stamps.py": {"_UNIT_SECONDS"}, "text/times/phrases.py": {"_DAY_OFFSETS"},
+}
+"""Named tables of exact constants (seconds per duration unit, days from today of "明天" / "前天")."""
 
 
 def _numeric(node: ast.AST) -> bool:

@@ -28,3 +28,20 @@ def test_a_sentence_links_to_the_claims_it_states_and_to_none_it_only_shares_a_q
     assert linked_claims(both, claims) == ["c1", "c2"]
     assert linked_claims("see the dashboard.", claims) == []  # a shared fragment is no statement of the claim
     assert linked_claims("……", claims) == []
+
+
+def test_the_session_page_shows_how_a_misspelt_question_was_read_as_escaped_text() -> None:
+    """A misspelt name is read as the domain's for the whole session (rules/text/spelling.py); the page says so, and
+    what the user typed stays text."""
+    from evigate.serve.pages import _ENV
+    from evigate.serve.workbench import session_view
+
+    reading = {"original": "paymnet-service <b>九点半</b>", "read_as": "payment-service <b>九点半</b>",
+               "corrections": [{"written": "paymnet-service", "read_as": "payment-service"}]}
+    session = {"session_id": "s1", "query": reading["original"], "status": "finished", "answer": "",
+               "self_evaluation": {"query_reading": reading}}
+    view = session_view(session, [], [])
+    html = _ENV.get_template("_session.html").render(**view)
+    assert "read as: payment-service &lt;b&gt;九点半&lt;/b&gt; (paymnet-service → payment-service)" in html
+    plain = {**session, "self_evaluation": {"query_reading": {**reading, "corrections": []}}}
+    assert "read as:" not in _ENV.get_template("_session.html").render(**session_view(plain, [], []))

@@ -21,12 +21,14 @@ def test_statistics_match_the_table(toolbox: Toolbox, store) -> None:
     assert low <= stats["p95"] <= high
     assert result.retrieval_details["threshold"]["first_breach"] == "2026-11-28 14:00"
     assert "threshold > 2000ms: first breach 2026-11-28 14:00" in result.output
+    assert result.retrieval_details["within_threshold"] is False
 
 
 def test_healthy_pool_during_the_gateway_incident_is_quotable(toolbox: Toolbox) -> None:
     result = toolbox.call("query_metrics", service="payment-service", metric="hikaricp.pending",
                           start="13:50", end="14:30")
     assert "threshold > 5: no breach in window" in result.output
+    assert result.retrieval_details["within_threshold"] is True  # a healthy reading, for the claim rules
     assert "2026-11-28 13:50..14:30 pool_pending=0 (41 points)" in result.output
 
 

@@ -22,6 +22,7 @@ from pydantic import Field, create_model, field_validator, model_validator
 from evigate.errors import ConfigError, ToolError
 from evigate.redaction import redact_secrets, redact_url
 from evigate.rules.text.times import UTC_TIME_HELP, format_duration, iso, parse_duration, parse_time
+from evigate.signatures.tooling import WITHIN_THRESHOLD
 from evigate.tools.base import Tool, ToolArgs, ToolOutput
 from evigate.tools.connectors.base import (
     ConnectorTool,
@@ -286,7 +287,11 @@ class PrometheusTool(ConnectorTool):
             line, numbers = summarise_series(series.get("metric") or {}, points, self.spec_)
             lines.append(line)
             figures.append(numbers)
-        details = {"query": promql, "result_type": kind, "series": len(result), "summaries": figures}
+        details: dict[str, Any] = {"query": promql, "result_type": kind, "series": len(result), "summaries": figures}
+        if self.spec_.threshold is not None and figures and len(result) <= self.max_series:
+            # Healthy only when every series was read and checked: a series not shown, or all NaN, may have crossed.
+            details[WITHIN_THRESHOLD] = all(
+                figure.get("crossings") == 0 or figure.get("crossed") is False for figure in figures)
         if not result:
             return ToolOutput(text=f"{header}: no rows (no series matched)", retrieval_details=details)
         more = f" ({len(result) - self.max_series} more not shown)" if len(result) > self.max_series else ""

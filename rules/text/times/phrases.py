@@ -30,14 +30,23 @@ CLOCK_TIME = re.compile(
 )
 _ZH_DIGITS = "零一二两三四五六七八九十"
 ZH_HOUR = re.compile(
-    rf"(凌晨|清晨|早上|早晨|上午|中午|午后|下午|傍晚|晚上|今晚|夜里|夜间|半夜)?\s*(?<![\d{_ZH_DIGITS}])(\d{{1,2}}|[{_ZH_DIGITS}]{{1,3}})"
-    rf"\s*[点時时](?:\s*(半|(?:[0-5]?\d|[{_ZH_DIGITS}]{{1,3}})\s*分)|\s*(多|过|左右|前后|许))?(\s*(?:以后|之后|后|起|开始))?"
+    r"(?P<period>凌晨|清晨|早上|早晨|上午|中午|午后|下午|傍晚|晚上|今晚|昨晚|夜里|夜间|半夜)?\s*"
+    r"(?P<near>快到|快要到|快|将近|接近|临近|约|大约|大概|差不多)?\s*"
+    rf"(?<![\d{_ZH_DIGITS}])(?P<hour>\d{{1,2}}|[{_ZH_DIGITS}]{{1,3}})\s*[点時时]"
+    rf"(?:\s*(?P<exact>半|(?:[0-5]?\d|[{_ZH_DIGITS}]{{1,3}})\s*分)|\s*(?P<vague>多|过|左右|前后|许|之前|以前|前))?"
+    r"(?P<after>\s*(?:以后|之后|后|起|开始))?"
 )
+"""A Chinese hour: "下午快五点" (nearly 17:00), "凌晨 2 点多", "四点半以后", "十点前"."""
+APPROACHING = frozenset({"快到", "快要到", "快", "将近", "接近", "临近"})
+"""Words that put a time just before the hour they name: "快五点" is 16:30-17:00 after 下午."""
 EN_HOUR = re.compile(r"(?<![\d:.])(1[0-2]|0?\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
 HOUR_BEFORE = re.compile(r"(?:到|快到|到快|从|在|约|大约|大概|差不多|将近|直到|等到)\s*$")
 HOUR_AFTER = re.compile(r"^\s*(?:一到|才|就|那会|那阵|那时|的时候|钟)")
 """Words that make a bare hour a time: "拖到快三点才跑完", "八点一到就卡死" name hours; "3 点建议" names points."""
-AFTERNOON = frozenset({"午后", "下午", "傍晚", "晚上", "今晚", "夜里", "夜间"})
+AFTERNOON = frozenset({"午后", "下午", "傍晚", "晚上", "今晚", "昨晚", "夜里", "夜间"})
+NIGHT = frozenset({"晚上", "今晚", "昨晚", "夜里", "夜间"})
+"""Parts of the day that run past midnight: an hour before the night's end in them is a small hour ("昨晚两点" is
+02:00; ``LAST_NIGHT_PART``)."""
 AFTER = timedelta(hours=1)
 """How far "4 点半以后" / "4 点起" reaches after the named time."""
 
@@ -58,10 +67,20 @@ _DAY_PART = re.compile("|".join(f"(?P<p{i}>{regex})" for i, (regex, _, _) in enu
 _WEEKDAYS_ZH = "一二三四五六日天"
 _WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 DAY_WORD = re.compile(
-    rf"(前天|昨天|昨日|昨晚|昨夜|day before yesterday|yesterday|last night"
-    rf"|上周([{_WEEKDAYS_ZH}])|上星期([{_WEEKDAYS_ZH}])|last ({'|'.join(_WEEKDAYS_EN)}))",
+    rf"(?P<word>前天|昨天|昨日|昨晚|昨夜|day before yesterday|yesterday|last night|后天|明天|明日|明早|明晚"
+    rf"|day after tomorrow|tomorrow|(?:上周|上星期)(?P<last_zh>[{_WEEKDAYS_ZH}])"
+    rf"|last (?P<last_en>{'|'.join(_WEEKDAYS_EN)})"
+    rf"|(?:下周|下星期)(?P<next_zh>[{_WEEKDAYS_ZH}])|next (?P<next_en>{'|'.join(_WEEKDAYS_EN)}))",
     re.IGNORECASE,
 )
+"""A day named by a word: past ("昨天", "last Monday") or to come ("明天", "next Monday", which holds no data yet)."""
+_DAY_OFFSETS = {"前天": -2, "day before yesterday": -2, "后天": 2, "day after tomorrow": 2, "明天": 1, "明日": 1,
+                "明早": 1, "明晚": 1, "tomorrow": 1}
+LAST_NIGHT_PART: tuple[str, int, int] = (r"昨晚|昨夜|last night", -6, 6)
+"""(regex, first hour, end hour) of the night before today, hours from today's midnight: 18:00 yesterday to 06:00
+today, like a part of the day in ``DAY_PARTS``."""
+LAST_NIGHT = re.compile(LAST_NIGHT_PART[0], re.IGNORECASE)
+"""The night before today: yesterday evening through the small hours of today."""
 DATE = re.compile(r"(?<!\d)(20\d\d)[-/年](\d{1,2})[-/月](\d{1,2})日?(?!\d)")
 
 
@@ -102,7 +121,7 @@ def named_times(query: str, today: date) -> list[NamedTime]:
     period: str | None = None
     rejected = named_day is None  # a date that is no date ("2026-02-30"): no part of some day is guessed either
     for match in ZH_HOUR.finditer(query):
-        period = match.group(1) or period  # "下午两点到两点半": the second time is in the afternoon too
+        period = match.group("period") or period  # "下午两点到两点半": the second time is in the afternoon too
         if any(start < match.end() and match.start() < end for start, end in taken):
             continue  # "2点10" is a clock time already
         said_as_time = _said_as_time(query, match)
@@ -110,7 +129,7 @@ def named_times(query: str, today: date) -> list[NamedTime]:
         if named is not None:
             found.append((match.start(), named))
             taken.append(match.span())
-        elif period and _zh_number(match.group(2)) is not None:
+        elif period and _zh_number(match.group("hour")) is not None:
             rejected = True  # "晚上 12 点" is no time we can place: its "晚上" is not guessed into a window either
     for match in EN_HOUR.finditer(query):
         if not any(start < match.end() and match.start() < end for start, end in taken):
@@ -118,18 +137,34 @@ def named_times(query: str, today: date) -> list[NamedTime]:
             found.append((match.start(), NamedTime(moment, moment - VAGUE_HOUR, moment + VAGUE_HOUR)))
     if not found and not rejected:
         found = _day_parts(query, day)
+    if not found and not rejected and (night := LAST_NIGHT.search(query)):
+        # "last night" asked today is yesterday evening through this morning's small hours (the 02:10 batch job)
+        _, first, last = LAST_NIGHT_PART
+        start = datetime(today.year, today.month, today.day) + timedelta(hours=first)
+        found = [(night.start(), NamedTime(start, start, start + timedelta(hours=last - first), True))]
     if not found and not rejected and day != today:
         start = datetime(day.year, day.month, day.day)
         found = [(0, NamedTime(start, start, start + timedelta(days=1), True))]  # "昨天" alone: the whole day
+    if LAST_NIGHT.search(query):
+        found = [(at, _after_midnight(named, today)) for at, named in found]
     return [named for _, named in sorted(found, key=lambda pair: pair[0])]
+
+
+def _after_midnight(named: NamedTime, today: date) -> NamedTime:
+    """A small hour of "last night" ("last night at 2 am") is today's, not yesterday's: the night ran past midnight."""
+    if named.moment.date() != today - timedelta(days=1) or named.moment.hour >= LAST_NIGHT_PART[2] or named.span_only:
+        return named
+    day = timedelta(days=1)
+    return NamedTime(named.moment + day, named.start + day, named.end + day, named.span_only, named.ambiguous)
 
 
 def _said_as_time(query: str, match: re.Match[str]) -> bool:
     """Whether a time word stands around a bare hour. "一点" is also "a bit" (做到一点, 慢一点就好): only "一点钟"."""
     after = query[match.end():match.end() + 4]
-    if match.group(2) == "一":
+    if match.group("hour") == "一":
         return after.lstrip().startswith("钟")
-    return bool(HOUR_BEFORE.search(query[max(0, match.start() - 4):match.start()]) or HOUR_AFTER.match(after))
+    before = query[max(0, match.start() - 4):match.start()]
+    return bool(match.group("near") or HOUR_BEFORE.search(before) or HOUR_AFTER.match(after))
 
 
 def _meridiem(hour: int, meridiem: str | None) -> int:
@@ -155,12 +190,14 @@ def _zh_number(text: str) -> int | None:
 
 
 def _zh_hour(match: re.Match[str], today: date, period: str | None, said_as_time: bool = False) -> NamedTime | None:
-    hour_text, exact, vague, after = match.group(2), match.group(3), match.group(4), match.group(5)
+    hour_text, exact, vague, after = (match.group(name) for name in ("hour", "exact", "vague", "after"))
     hour = _zh_number(hour_text)
     if hour is None or not (period or exact or vague or after or said_as_time):
         # a bare "3 点" may be "3 points" (3 点建议): only a period, a minute or a time word around it makes it a time
         return None
-    if period in AFTERNOON:
+    if period in NIGHT and hour < LAST_NIGHT_PART[2]:
+        pass  # "昨晚两点", "夜里 3 点": the small hours after midnight, not the afternoon
+    elif period in AFTERNOON:
         if hour == 12:
             return None  # 晚上 12 点 is midnight of which day: not guessed
         hour += 12 if hour < 12 else 0
@@ -177,6 +214,10 @@ def _zh_hour(match: re.Match[str], today: date, period: str | None, said_as_time
         return NamedTime(moment, moment, moment, ambiguous=ambiguous)
     if vague in ("多", "过"):
         return NamedTime(moment, moment, moment + timedelta(hours=1), ambiguous=ambiguous)  # "2 点多"
+    if vague in ("之前", "以前", "前"):
+        return NamedTime(moment, moment - AFTER, moment, ambiguous=ambiguous)  # "十点前": within the hour before
+    if match.group("near") in APPROACHING:
+        return NamedTime(moment, moment - VAGUE_HOUR, moment, ambiguous=ambiguous)  # "快五点": just before five
     return NamedTime(moment, moment - VAGUE_HOUR, moment + VAGUE_HOUR, ambiguous=ambiguous)
 
 
@@ -192,19 +233,21 @@ def _day_parts(query: str, day: date) -> list[tuple[int, NamedTime]]:
 
 
 def _named_day(query: str, today: date) -> date | None:
-    """The day a day word or a bare date names ("昨天", "last Monday", "2026-11-20"), else ``today``; None when the
-    only date named is no date (2026-02-30)."""
+    """The day a day word or a bare date names ("昨天", "last Monday", "明天", "2026-11-20"), else ``today``; None
+    when the only date named is no date (2026-02-30)."""
     word = DAY_WORD.search(query)
     if word:
-        text = word.group(1).lower()
-        if text in ("前天", "day before yesterday"):
-            return today - timedelta(days=2)
-        weekday = word.group(2) or word.group(3) or word.group(4)
+        text = word.group("word").lower()
+        if text in _DAY_OFFSETS:
+            return today + timedelta(days=_DAY_OFFSETS[text])
+        past = word.group("last_zh") or word.group("last_en")
+        coming = word.group("next_zh") or word.group("next_en")
+        weekday = past or coming
         if weekday is None:
             return today - timedelta(days=1)
         index = _WEEKDAYS_ZH.index(weekday) if weekday in _WEEKDAYS_ZH else _WEEKDAYS_EN.index(weekday.lower())
-        monday_last_week = today - timedelta(days=today.weekday() + 7)
-        return monday_last_week + timedelta(days=min(index, 6))
+        monday = today - timedelta(days=today.weekday()) + timedelta(days=-7 if past else 7)
+        return monday + timedelta(days=min(index, 6))
     invalid = False
     for match in DATE.finditer(query):
         try:

@@ -40,6 +40,9 @@ def test_range_query_summarises_min_max_last_and_threshold_crossing(prometheus: 
     quiet = toolbox.call("service_latency", service="invoice-worker", start="2026-03-01T10:00:00Z",
                          end="2026-03-01T11:00:00Z")
     assert "never above 2s" in quiet.output
+    # the healthy reading says so in its details, for the claim rules (a reading within threshold is no symptom)
+    assert quiet.retrieval_details["within_threshold"] is True
+    assert result.retrieval_details["within_threshold"] is False
 
 
 def test_default_window_ends_at_the_domains_clock(prometheus: str, make_toolbox, tmp_path) -> None:
