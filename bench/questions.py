@@ -186,6 +186,7 @@ def plans(questions: Sequence[Any]) -> dict[str, int]:
     from evigate.demo.catalog import incident_by_id
     from evigate.demo.domain import demo_domain
     from evigate.modules.planner import Planner, decisive_skill
+    from evigate.rules.text.spelling import read_names
     from evigate.store import AuditStore
 
     domain = demo_domain()
@@ -194,12 +195,14 @@ def plans(questions: Sequence[Any]) -> dict[str, int]:
     planner = Planner(domain=domain, source=domain.data_source(store))
     figures = {"answerable": 0, "window_named": 0, "window_covers": 0, "decided_by_code": 0, "decided_right": 0,
                "unanswerable": 0, "unanswerable_decided": 0}
+    vocabulary = domain.entity_vocabulary()
     for question in questions:
-        entities = domain.extract_entities(question.text)
-        decided = decisive_skill(planner.skills, question.text, domain)
-        candidate = None if decided else planner.census(question.text)
+        text = read_names(question.text, vocabulary).read_as  # as the program reads it (misspelt names)
+        entities = domain.extract_entities(text)
+        decided = decisive_skill(planner.skills, text, domain)
+        candidate = None if decided else planner.census(text)
         skill = decided[0].id if decided else candidate.skill.id if candidate else None
-        chosen = planner.reading_of(question.text, decided[1]).get("time_window") if decided else (
+        chosen = planner.reading_of(text, decided[1]).get("time_window") if decided else (
             candidate.time_window if candidate else None)  # the census's reading of an ambiguous hour, if any
         window = chosen or entities.get("time_window")
         if question.incident is None:

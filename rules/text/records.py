@@ -23,11 +23,16 @@ _ID_BEFORE = re.compile(ID_CONTEXT + "$", re.IGNORECASE)
 
 def names_record(number: str, line: str) -> bool:
     """Whether ``line`` names the record numbered ``number`` (not a value equal to it: pool_pending=123)."""
+    return _labelled(number, line, _ID_BEFORE)
+
+
+def _labelled(number: str, line: str, label: re.Pattern[str]) -> bool:
+    """Whether ``number`` stands in ``line`` as a whole number right after what ``label`` matches."""
     start = line.find(number)  # plain search first: this runs over every returned line of the session
     while start >= 0:
         end = start + len(number)
         whole = (not start or not line[start - 1].isdigit()) and (end >= len(line) or not line[end].isdigit())
-        if whole and _ID_BEFORE.search(line[max(0, start - 16):start]):
+        if whole and label.search(line[max(0, start - 16):start]):
             return True
         start = line.find(number, start + 1)
     return False
@@ -46,11 +51,4 @@ def names_status(number: str, line: str) -> bool:
     "HTTP 429"."""
     if not (len(number) == 3 and number.isdigit() and number[0] in "45"):  # the error statuses, 4xx and 5xx
         return False
-    start = line.find(number)
-    while start >= 0:
-        end = start + 3
-        whole = (not start or not line[start - 1].isdigit()) and (end >= len(line) or not line[end].isdigit())
-        if whole and _STATUS_BEFORE.search(line[max(0, start - 16):start]):
-            return True
-        start = line.find(number, start + 1)
-    return False
+    return _labelled(number, line, _STATUS_BEFORE)

@@ -40,7 +40,8 @@ ZH_HOUR = re.compile(
 APPROACHING = frozenset({"快到", "快要到", "快", "将近", "接近", "临近"})
 """Words that put a time just before the hour they name: "快五点" is 16:30-17:00 after 下午."""
 EN_HOUR = re.compile(r"(?<![\d:.])(1[0-2]|0?\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
-HOUR_BEFORE = re.compile(r"(?:到|快到|到快|从|在|约|大约|大概|差不多|将近|直到|等到)\s*$")
+HOUR_BEFORE = re.compile(r"(?:到|从|在|直到|等到)\s*$")
+"""Words before an hour that make it a time; "快", "约", "大概" … are read with the hour itself (``ZH_HOUR`` near)."""
 HOUR_AFTER = re.compile(r"^\s*(?:一到|才|就|那会|那阵|那时|的时候|钟)")
 """Words that make a bare hour a time: "拖到快三点才跑完", "八点一到就卡死" name hours; "3 点建议" names points."""
 AFTERNOON = frozenset({"午后", "下午", "傍晚", "晚上", "今晚", "昨晚", "夜里", "夜间"})
@@ -137,7 +138,8 @@ def named_times(query: str, today: date) -> list[NamedTime]:
             found.append((match.start(), NamedTime(moment, moment - VAGUE_HOUR, moment + VAGUE_HOUR)))
     if not found and not rejected:
         found = _day_parts(query, day)
-    if not found and not rejected and (night := LAST_NIGHT.search(query)):
+    night = LAST_NIGHT.search(query)
+    if not found and not rejected and night:
         # "last night" asked today is yesterday evening through this morning's small hours (the 02:10 batch job)
         _, first, last = LAST_NIGHT_PART
         start = datetime(today.year, today.month, today.day) + timedelta(hours=first)
@@ -145,7 +147,7 @@ def named_times(query: str, today: date) -> list[NamedTime]:
     if not found and not rejected and day != today:
         start = datetime(day.year, day.month, day.day)
         found = [(0, NamedTime(start, start, start + timedelta(days=1), True))]  # "昨天" alone: the whole day
-    if LAST_NIGHT.search(query):
+    if night:
         found = [(at, _after_midnight(named, today)) for at, named in found]
     return [named for _, named in sorted(found, key=lambda pair: pair[0])]
 
