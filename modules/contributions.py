@@ -92,15 +92,17 @@ def composer_contribution(
     skipped: str | None,
     violations: Sequence[str] = (),
     lines_dropped: Sequence[DroppedLine] = (),
+    facts_added: Sequence[str] = (),
 ) -> ComposerContribution:
-    """``skipped`` says why the Composer was not asked (None when it was); ``violations`` why its text was replaced."""
+    """``skipped`` says why the Composer was not asked (None when it was); ``violations`` why its text was replaced;
+    ``facts_added`` the confirmed facts its shown text left out, which code lists after it."""
     if skipped is not None:
         return ComposerContribution(status="skipped", reason=skipped, lines_dropped=list(lines_dropped))
     if violations:
         return ComposerContribution(status="replaced", violations=list(violations), lines_dropped=list(lines_dropped),
                                     reason="the output guards refused the Composer's text: the renderer's is shown")
     return ComposerContribution(status="shown", reason="the Composer's text passed the output guards",
-                                lines_dropped=list(lines_dropped))
+                                lines_dropped=list(lines_dropped), facts_added=list(facts_added))
 
 
 _KIND_OF_FIELD = {"hypotheses": "hypothesis", "missing_info": "gap", "recommended_actions": "action", "claims": "claim"}

@@ -21,6 +21,7 @@ from evigate.modules.judgement import guard_composer_output
 from evigate.modules.rule_writer import RuleEvaluationWriter
 from evigate.rules import OUTPUT_TYPE_OF_VERDICT, render_answer, render_parse_failure
 from evigate.rules.answer.composer_input import assemble_composer_input
+from evigate.rules.answer.render import facts_left_out
 from evigate.signatures import ComposerInput, ComposerOutput, DiagnosisResult, VerifierOutput
 
 if TYPE_CHECKING:  # rounds imports nothing from here; the runner is only passed in
@@ -53,8 +54,10 @@ def finish_diagnosis(runner: RoundRunner, run: SessionRun, state: RoundState) ->
     else:
         composer_output, violations = _compose(runner, session_id, state, composer_input)
         answer = render_answer(composer_input, composer_output if not violations else None, locale=locale)
+    shown = composer_output.user_facing_answer if composer_output is not None and not violations else None
     run.contributions.composer = composer_contribution(
-        skipped=skipped, violations=violations, lines_dropped=dropped_lines(material.dropped)
+        skipped=skipped, violations=violations, lines_dropped=dropped_lines(material.dropped),
+        facts_added=facts_left_out(composer_input, shown) if shown and decision.verdict != "REJECT" else [],
     )
     write_contributions(store, run)
     write_evaluation(

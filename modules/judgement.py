@@ -10,14 +10,13 @@ verdict for the better, so an evaluation without them measures the Verifier and 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from evigate.rules import GateOutcome, VerdictDecision, check_claim_echo, check_composer_output, decide_verdict
+from evigate.rules.answer.stated import unstated_claims
 from evigate.rules.gate.session import SessionIndex
-from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold
 from evigate.rules.text.phrases import QUESTION_MARKS
 from evigate.rules.verdict.confirmation import CodeJudgement, confirm_by_code, only_remaining
@@ -111,20 +110,11 @@ def answer_violations(composer_input: ComposerInput, output: ComposerOutput) -> 
 
 
 def states_a_confirmed_fact(composer_input: ComposerInput, answer: str) -> bool:
-    """Whether ``answer`` states one of the input's directly supported allowed claims (its text, or every entity of
-    it); True when there is none to state.
+    """Whether ``answer`` states one of the input's directly supported allowed claims (``states_claim``: its text, or
+    every value of it); True when there is none to state.
 
     An answer that leaves out every fact the evidence showed tells the user nothing checked: the renderer, which
     lists them, is shown instead.
     """
     direct = [claim.claim_text for claim in composer_input.allowed_claims if claim.support_level == "direct"]
-    if not direct:
-        return True
-    said = compact(fold(answer))
-    for text in direct:
-        # The values of the fact, not its field names ("error_code=") or the tool that said it ("query_logs 返回：").
-        values = [entity for entity in extract_entities(text)
-                  if not re.search(rf"(?:^|\s){re.escape(entity.text)}\s*(?:=|返回|returned)", text)]
-        if compact(fold(text)) in said or (values and all(entity_occurs(entity, answer) for entity in values)):
-            return True
-    return False
+    return not direct or len(unstated_claims(direct, answer)) < len(direct)

@@ -30,9 +30,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evigate.optimize.world_facts import judge_facts, key_entities, states
+from evigate.optimize.world_facts import judge_facts, key_entities
 from evigate.rules.answer.catalogue import line_body
 from evigate.rules.answer.render import TEMPLATES
+from evigate.rules.answer.stated import states_claim
 from evigate.rules.text.entities import extract_entities
 from evigate.rules.text.junk import echoes_question, junk_reason, names_evidence
 from evigate.rules.text.normalize import fold
@@ -133,7 +134,7 @@ def confirmed_claims(record: AnsweredQuestion) -> list[Any]:
     allowed = ComposerInput.model_validate(record.composer_input).allowed_claims
     tools = {str(call.get("tool", "")) for call in record.plan}
     return [claim for claim in allowed
-            if claim.support_level == "direct" and states(claim.claim_text, record.answer, tools)]
+            if claim.support_level == "direct" and states_claim(claim.claim_text, record.answer, tools)]
 
 
 def _names(text: str, key: str, order: str) -> bool:

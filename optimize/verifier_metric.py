@@ -170,7 +170,7 @@ def score_verifier(case: VerifierCase, prediction: Any, gates: GateCache, *, err
     teaches from) the module's own labels alone. Either way the verdict is code's, caps included.
     """
     from evigate.rules import decide_verdict
-    from evigate.rules.verdict.confirmation import cap, ceilings_of
+    from evigate.rules.verdict.ceilings import cap, ceilings_of
 
     output = verifier_output_of(prediction)
     checks = list(output.claim_checks) if output else []

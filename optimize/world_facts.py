@@ -12,34 +12,14 @@ bench/grounding_demo.py and the slow demo-question test.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from evigate.demo.catalog import key_entities
+from evigate.rules.answer.stated import ATTRIBUTED_TO, states_claim
 from evigate.rules.text.entities import entity_occurs, extract_entities
-from evigate.rules.text.normalize import compact, fold
 from evigate.rules.text.records import names_record
-from evigate.rules.verdict.confirmation import strip_attribution
 from evigate.signatures import CRITICAL_CLAIM_TYPES, ComposerInput
-
-_ATTRIBUTED_TO = re.compile(r"^\s*([A-Za-z][\w\-]*)\s*(?:返回|returned)\s*[：:]")
-
-
-def states(text: str, answer: str, tools: Iterable[str] = ()) -> bool:
-    """Whether the answer states the claim ``text``: its words, or every entity it names.
-
-    The cited tool's name only attributes the claim ("query_logs 返回：…"); a Composer that writes "查询日志返回：…"
-    or the bare excerpt states the same fact, so neither the attribution nor the tool's name must be repeated.
-    """
-    said_by = _ATTRIBUTED_TO.match(text)
-    tool_names = {fold(tool) for tool in (*tools, *(said_by.groups() if said_by else ()))}
-    said = compact(fold(answer))
-    core = compact(strip_attribution(text, tool_names))
-    if compact(fold(text)) in said or (core and core in said):
-        return True
-    entities = [entity for entity in extract_entities(text) if fold(entity.text) not in tool_names]
-    return bool(entities) and all(compact(fold(entity.text)) in said for entity in entities)
 
 
 def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Sequence[str],
@@ -58,10 +38,10 @@ def judge_facts(incident: Any, allowed: Sequence[Any], answer: str, outputs: Seq
         if claim.support_level != "direct":
             continue  # a reasonable inference is shown apart from the confirmed facts, and is not one
         text = claim.claim_text
-        if not states(text, answer, tools):
+        if not states_claim(text, answer, tools):
             continue
         entities = extract_entities(text)
-        said_by = _ATTRIBUTED_TO.match(text)  # "query_order 返回：…": the tool's name attributes, it is no value
+        said_by = ATTRIBUTED_TO.match(text)  # "query_order 返回：…": the tool's name attributes, it is no value
         unknown = [e.text for e in entities if not (said_by and e.text == said_by.group(1))
                    and not any(entity_occurs(e, output) for output in outputs)]
         foreign = [name for name in (*ERROR_CODES, *SERVICES) if name in text and name not in involved]

@@ -131,6 +131,8 @@ class Junk(_Section):
                                              "restated")
     min_premise_terms: int = Field(description="a claim of this many content terms or more, all of them the "
                                                "question's, restates the question")
+    unnamed_premise_share: float = Field(description="a claim naming no id, code, service, time or value whose "
+                                                     "content terms are this much the question's restates it")
     min_basis_terms: int = Field(description="content terms a tool returned that a hypothesis's basis must name")
     borrowed_share: float = Field(description="a claim whose terms the cited calls did not return are this much a "
                                               "knowledge document's words borrows them (premise.borrowed_reason)")

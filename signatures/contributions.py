@@ -77,6 +77,10 @@ class ComposerContribution(BaseModel):
     violations: list[str] = Field(default_factory=list)
     reason: str = ""
     lines_dropped: list[DroppedLine] = Field(default_factory=list)
+    facts_added: list[str] = Field(
+        default_factory=list,
+        description="confirmed facts the Composer's shown text left out, listed by code after it",
+    )
 
 
 class Contributions(BaseModel):

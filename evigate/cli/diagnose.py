@@ -230,6 +230,7 @@ def _print_contributions(contributions: Any) -> None:
     if composer:
         lines.append(f"composer: {composer.get('status')} · {composer.get('reason')}")
         lines += [f"  violation: {item}" for item in composer.get("violations") or []]
+        lines += [f"  fact it left out, listed by code: {item}" for item in composer.get("facts_added") or []]
         lines += [f"  dropped {item.get('kind')}: {item.get('text')} ({item.get('reason')})"
                   for item in composer.get("lines_dropped") or [] if isinstance(item, dict)]
     console.print(plain("\n".join(lines) or "(none)"), soft_wrap=True)

@@ -1,9 +1,10 @@
 """The user-facing answer, assembled by code (V1 "用户侧输出协议", §19.4). No model writes a disclaimer.
 
-PASS → NORMAL: the Composer's text. LOW_CONFID → LOW_CONFID_WITH_DISCLAIMER: fixed disclaimer + the Composer's
-text + the current gaps. REJECT → DEGRADED: a fully code-rendered template (confirmed info, gaps, next steps).
-A missing or unsafe Composer output is replaced by the deterministic renderer of the allowed material, never by
-raw JSON or Executor text. Output never contains JSON or Markdown (bullets are "•").
+PASS → NORMAL: the Composer's text, then the confirmed facts it left out. LOW_CONFID → LOW_CONFID_WITH_DISCLAIMER:
+fixed disclaimer + the Composer's text + the confirmed facts it left out + the current gaps. REJECT → DEGRADED: a
+fully code-rendered template (confirmed info, gaps, next steps). A missing or unsafe Composer output is replaced by
+the deterministic renderer of the allowed material, never by raw JSON or Executor text. Output never contains
+JSON or Markdown (bullets are "•").
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from evigate.rules.answer.catalogue import BULLET, CATALOGUE, Locale
 from evigate.rules.answer.catalogue import words as catalogue_words
 from evigate.rules.answer.composer_guard import check_composer_output, check_text, coerce_composer_output, material_text
+from evigate.rules.answer.stated import unstated_claims
 from evigate.rules.text.instructions import addresses_model
 from evigate.rules.text.junk import repetition, restates_question
 from evigate.rules.text.normalize import restates
@@ -114,6 +116,25 @@ def render_deterministic(composer_input: ComposerInput, *, locale: Locale = "zh"
     return "\n\n".join(blocks)
 
 
+def facts_left_out(composer_input: ComposerInput, composed: str) -> list[str]:
+    """The directly observed allowed claims a Composer's text does not state (``states_claim``).
+
+    Its text passes the guard when it states one of them; code lists the others after it, so no confirmed fact is
+    lost with the Composer's wording. Measured on train (0.5B default, metric-en-06 and tally-zh-06): the prose kept
+    the log line and left out the api-gateway breach that query_metrics had shown.
+    """
+    return unstated_claims([claim.claim_text for claim in composer_input.allowed_claims
+                            if claim.support_level == "direct"], composed)
+
+
+def _left_out(composer_input: ComposerInput, composed: str, title: str, material: str, locale: str) -> list[str]:
+    """The block listing ``facts_left_out`` under ``title`` (each line guarded as the renderer's), or none."""
+    prefix = _template(locale)["unconfirmed_prefix"]
+    lines = [line for line in (_line(composer_input, text, material, prefix)
+                               for text in facts_left_out(composer_input, composed)) if line]
+    return ["\n".join([title, *lines])] if lines else []
+
+
 def render_answer(
     composer_input: ComposerInput, composer_output: ComposerOutput | Mapping[str, Any] | None, *, locale: Locale = "zh"
 ) -> str:
@@ -130,12 +151,16 @@ def render_answer(
         if addresses_model(composed):
             composed = None
     if composer_input.verdict == "PASS":
-        return composed or render_deterministic(composer_input, locale=locale)
+        if not composed:
+            return render_deterministic(composer_input, locale=locale)
+        return "\n\n".join([composed, *_left_out(composer_input, composed, words["based_on"], material, locale)])
     body = composed or render_deterministic(composer_input, locale=locale)
     # A gap the Composer's prose already states is not listed again under it (measured on train, 0.5B default: the
     # one gap "当前证据尚不足以确认结论" written as the prose, then listed as the gap).
     gaps = [gap for gap in composer_input.missing_info if not (composed and restates(gap, composed))]
     parts = [words["disclaimer"], body]
+    if composed:
+        parts += _left_out(composer_input, composed, words["confirmed"], material, locale)
     if gaps:
         parts.append(_section(composer_input, words["current_gaps"], gaps, material, locale))
     return "\n\n".join(parts)

@@ -13,6 +13,7 @@ from evigate.rules.gate.session import SessionIndex, flatten
 from evigate.rules.text.entities import extract_entities
 from evigate.rules.text.junk import JunkSettings, content_terms, junk_reason, junk_settings, names_evidence
 from evigate.rules.text.normalize import compact, fold, weight
+from evigate.rules.text.phrases import GAP_OR_NEXT_STEP, ROOT_CAUSE
 from evigate.rules.thresholds import THRESHOLDS
 
 
@@ -33,9 +34,10 @@ class JunkText(Rule):
     names nothing). A hypothesis also needs a `basis` naming an entity a tool returned, or a few terms a tool
     returned that the question does not already say, or must itself name an entity a tool returned; otherwise it
     is a guess ("用户收不到通知短信可能是由于网络问题或服务中断导致的"). A gap says what is missing, so values with no
-    word ("2026-11-28 19:50/2026-11-28 20:20", "pay-gateway=74") are none, and neither is a timestamped record or a
-    measured value a tool returned, copied. An item that fails is dropped from the composer input and the answer,
-    and the finding is the audit's record of why. The verdict is not affected (`warn_only`): the claims decide it.
+    word ("2026-11-28 19:50/2026-11-28 20:20", "pay-gateway=74") are none, nor is a cause stated with no word of what
+    is missing ("DDoS 了，因为网络流量被限制了"), nor a timestamped record or a measured value a tool returned,
+    copied. An item that fails is dropped from the composer input and the answer, and the finding is the audit's
+    record of why. The verdict is not affected (`warn_only`): the claims decide it.
     """
 
     id = "action.junk_text"
@@ -56,7 +58,7 @@ class JunkText(Rule):
                 everything = _session_text(session)
             why = junk_reason(text, session.query, everything, settings) or _restates_call(text, session, settings)
             if why is None and item_path.startswith(MISSING_INFO):
-                why = _values_only(text) or _copies_a_record(text, session)
+                why = _values_only(text) or _states_a_cause(text) or _copies_a_record(text, session)
             if why is None and key == HYPOTHESIS_TEXT and params.require_basis and item is not None:
                 basis, returned = text_of(item, BASIS), _returned_text(session)
                 # An entity a tool returned, named in the hypothesis itself, grounds it as well as its basis would.
@@ -127,6 +129,18 @@ def _values_only(text: str) -> str | None:
     for entity in sorted(entities, key=lambda entity: -len(entity.text)):
         rest = rest.replace(entity.text, " ")
     return None if _WORD.search(rest) else "not a gap: it names values only, not what is missing"
+
+
+def _states_a_cause(text: str) -> str | None:
+    """Why ``text`` is a cause stated, not a gap, or None.
+
+    Measured on train (0.5B default): "DDoS 了，因为网络流量被限制了。" and "The order failed due to a SMS provider
+    error." were shown under the current gaps, guesses the evidence never made. A gap names what is missing or what
+    to check ("缺少…", "尚未确认…", "no logs for …"); causal wording with none of that asserts a cause instead."""
+    folded = fold(text)
+    if ROOT_CAUSE.search(folded) and not GAP_OR_NEXT_STEP.search(folded):
+        return "not a gap: it states a cause instead of the evidence that is missing"
+    return None
 
 
 _WORD = re.compile(r"[^\W\d_]")

@@ -53,6 +53,7 @@ class JunkSettings:
     echo_share: float
     min_echo_weight: int
     min_premise_terms: int
+    unnamed_premise_share: float
     min_basis_terms: int
     min_runbook_link_terms: int
     borrowed_share: float

@@ -59,17 +59,28 @@ under "Confirmed information"). Yes/no openings (is, did, can …) are left out,
 is a fair hypothesis."""
 
 
+EMBEDDED_QUESTION = re.compile(
+    r"\b(?:wants? to know|wondering|asks?|asking|asked|tell (?:me|us))\s+(?:why|what|how|which|who|where|whether)\b",
+    re.IGNORECASE,
+)
+"""An English question asked inside a statement: "Leadership wants to know why checkout requests were rejected" (issue
+18, measured on train: the Composer wrote that request back as its answer, and it was shown because the request has
+no question mark). Chinese carries its interrogatives inside the sentence already ("请确认为何…"). Steps ("check
+whether …", "find out why …") are no question: a next step may say them."""
+
+
 def is_question(
     text: str,
     marks: tuple[str, ...] | list[str] = QUESTION_MARKS,
     interrogatives: tuple[str, ...] | list[str] = INTERROGATIVES,
     openings: tuple[str, ...] | list[str] = QUESTION_OPENINGS,
 ) -> bool:
-    """Whether `text` asks rather than states: it ends with a question mark, carries an interrogative, or opens
-    with an English question word."""
+    """Whether `text` asks rather than states: it ends with a question mark, carries an interrogative, opens with
+    an English question word or asks one inside a statement (``EMBEDDED_QUESTION``)."""
     stripped = text.strip()
     return bool(stripped) and (stripped.endswith(tuple(marks)) or bool(question_words(stripped, interrogatives))
-                               or opens_with(stripped, openings) is not None)
+                               or opens_with(stripped, openings) is not None
+                               or EMBEDDED_QUESTION.search(stripped) is not None)
 
 
 def opens_with(text: str, openings: tuple[str, ...] | list[str] = QUESTION_OPENINGS) -> str | None:

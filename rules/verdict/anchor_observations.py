@@ -45,11 +45,11 @@ from evigate.rules.text.instructions import tells_someone_to_act
 from evigate.rules.text.normalize import compact, fold, weight
 from evigate.rules.text.records import names_record, names_status
 from evigate.rules.thresholds import THRESHOLDS
+from evigate.rules.verdict.ceilings import ceilings_of
 from evigate.rules.verdict.confirmation import (
     KNOWLEDGE_TOOLS,
     MIN_CONFIRM_WEIGHT,
     asks_again,
-    ceilings_of,
     is_knowledge_tool,
     restates_header,
 )
@@ -187,7 +187,7 @@ def _quoted_invocations(
     hedged). Measured on the 0.5B default: "索引列上使用函数导致索引失效", an inference quoting the part every SLOW_SQL
     line shares, was capped, and the answer confirmed nothing the logs showed."""
     quoted: set[int] = set()
-    ceilings = ceilings_of(data, knowledge)
+    ceilings = ceilings_of(data, knowledge, session)
     for index, claim in iter_claims(data):
         text = claim_text(claim)
         if (not is_critical(claim) or never_observed(claim, claim_key(claim, index), ceilings)

@@ -1,10 +1,8 @@
 """Code confirms quotes and caps what a model may call observed (docs/confirmation.md states the rules).
 
-Pure code: no I/O, no DSPy. Three functions, used by the program's rounds and by evaluation alike:
+Pure code: no I/O, no DSPy. Used by the program's rounds and by evaluation alike (the ceilings a claim is capped to
+are in :mod:`evigate.rules.verdict.ceilings`):
 
-* :func:`ceilings_of` — the best label each claim can get, from the Executor output alone: a claim its Executor
-  marked ``indirect``, a causal statement (a ``root_cause`` claim or causal wording) that no cited excerpt itself
-  states, and a critical claim that cites only knowledge documents are at most ``reasonable_inference``.
 * :func:`confirm_by_code` — claims that only restate what a cited, successful invocation returned are
   ``direct_observation`` by code; the Verifier model is asked only about the rest.
 * :func:`rewrite_junk_claims` — a claim whose text is junk (a question, an instruction copied from the prompt) but
@@ -17,44 +15,29 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from evigate.rules.contract import (
     binding_ids,
     claim_key,
     claim_text,
     claim_type,
-    excerpt_of,
     iter_bindings,
     iter_claims,
-    support_level,
-    tool_of,
     with_claims,
 )
 from evigate.rules.gate.observed import KNOWLEDGE_TOOLS, is_knowledge_tool, restates_header
 from evigate.rules.gate.session import InvocationView, SessionIndex
 from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
-from evigate.rules.text.phrases import HEDGE, ROOT_CAUSE, is_question, states_root_cause
-from evigate.rules.text.words import stopwords, terms
+from evigate.rules.text.phrases import HEDGE, is_question
 from evigate.rules.thresholds import THRESHOLDS
-from evigate.signatures import CRITICAL_CLAIM_TYPES, ClaimCheck, ClaimVerification, EvidenceRef
+from evigate.rules.verdict.ceilings import ceilings_of, cited_views, is_causal, returned_texts
+from evigate.signatures import CRITICAL_CLAIM_TYPES, ClaimCheck, EvidenceRef
 
-CEILING: ClaimVerification = "reasonable_inference"
 MIN_CONFIRM_WEIGHT = THRESHOLDS.confirmation.min_confirm_weight
 """A restated text lighter than this (2 per CJK character, 1 per other character) is too generic to confirm."""
 CODE_DETAIL = "confirmed by code: the claim restates the cited output of {ids} verbatim"
-FAVOURABLE = ("direct_observation", "reasonable_inference", "overstated", "unsupported", "external_unknown",
-              "contradicted")
-"""Most favourable first."""
-
-CeilingReason = Literal["indirect", "causal", "knowledge_only"]
-CEILING_WHY: dict[CeilingReason, str] = {
-    "indirect": "its Executor marked it support_level=indirect",
-    "causal": "it states a cause that no cited excerpt itself states",
-    "knowledge_only": "it cites only knowledge documents, which show the runbook, not the incident",
-}
-
 _SOURCE_ZH = r"(?:日志|指标|监控|订单(?:记录)?|记录|查询结果|工具(?:输出|结果)?|输出|返回结果|知识库|文档|数据)"
 _VERB_ZH = r"(?:显示|表明|返回|记录了?|提示|可见|指出|写道|给出|中有|里有|报告)"
 _SOURCE_EN = (r"(?:logs?|log lines?|metrics?|monitoring|order(?: record)?|records?|query(?: result)?|output|"
@@ -87,97 +70,6 @@ def strip_attribution(text: str, tool_names: Iterable[str] = ()) -> str:
     return _attribution(tool_names).sub("", folded, count=1).strip()
 
 
-def is_causal(claim: Mapping[str, Any]) -> bool:
-    """A root_cause claim, or a claim with causal wording (因为 / 导致 / 由于 / 造成 / because / caused by / …)."""
-    return claim_type(claim) == "root_cause" or bool(ROOT_CAUSE.search(fold(claim_text(claim))))
-
-
-def _excerpts(claim: Mapping[str, Any]) -> list[str]:
-    return [excerpt_of(binding) for _, binding in iter_bindings(claim)]
-
-
-def _excerpt_states_cause(claim: Mapping[str, Any]) -> bool:
-    """The cited output itself states the claim's cause.
-
-    Either one excerpt says it in causal words and holds every entity of the claim, or the claim's two sides (the
-    text before and after its causal wording) are both quoted from ONE invocation (a Kubernetes "Evicted" record
-    and its message "The node was low on resource"): one record reported effect and cause together. Sides quoted
-    from different invocations are a link the model drew itself, so they stay capped.
-    """
-    text = claim_text(claim)
-    entities = extract_entities(text)
-    for excerpt in _excerpts(claim):
-        if states_root_cause(excerpt) and all(entity_occurs(entity, excerpt) for entity in entities):
-            return True
-    folded = fold(text)
-    match = ROOT_CAUSE.search(folded)
-    if match is None:
-        return False
-    sides = [_units(folded[: match.start()]), _units(folded[match.end():])]
-    if not all(sides):
-        return False
-    by_invocation: dict[int, list[str]] = {}
-    for _, binding in iter_bindings(claim):
-        ids = binding_ids(binding)
-        if len(ids) == 1:
-            by_invocation.setdefault(ids[0], []).append(fold(excerpt_of(binding)))
-    for excerpts in by_invocation.values():
-        quoted = " ".join(excerpts)
-        if all(sum(unit in quoted for unit in side) >= SIDE_COVERAGE * len(side) for side in sides):
-            return True
-    return False
-
-
-_UNIT_JOINERS = "./:-"
-"""A path, URL, version or duration (/api/pay, 5.3s) is one unit."""
-_STOPWORDS = stopwords("core", "function")
-SIDE_COVERAGE = THRESHOLDS.confirmation.side_coverage
-"""Share of a side's words (ASCII words of 3+ characters, CJK bigrams) its excerpts must quote."""
-
-
-def _units(folded: str) -> list[str]:
-    """The words (3+ characters, stopwords left out) and CJK character pairs of folded text."""
-    return [unit for unit in terms(folded, _UNIT_JOINERS, min_chars=3) if unit not in _STOPWORDS]
-
-
-@dataclass(frozen=True)
-class Ceiling:
-    """The most favourable label code allows for one claim, and why."""
-
-    verification: ClaimVerification
-    reason: CeilingReason
-
-    @property
-    def why(self) -> str:
-        return CEILING_WHY[self.reason]
-
-
-def ceilings_of(
-    normalized: Mapping[str, Any] | None, knowledge_tools: Iterable[str] = KNOWLEDGE_TOOLS
-) -> dict[str, Ceiling]:
-    """Claim id → the best label it may get, for every claim code caps (see the module docstring)."""
-    knowledge = tuple(knowledge_tools)
-    ceilings: dict[str, Ceiling] = {}
-    for index, claim in iter_claims(normalized):
-        key = claim_key(claim, index)
-        tools = [tool_of(binding) for _, binding in iter_bindings(claim)]
-        if support_level(claim) == "indirect":
-            ceilings[key] = Ceiling(CEILING, "indirect")
-        elif is_causal(claim) and not _excerpt_states_cause(claim):
-            ceilings[key] = Ceiling(CEILING, "causal")
-        elif (claim_type(claim) in CRITICAL_CLAIM_TYPES and tools
-              and all(is_knowledge_tool(tool, knowledge) for tool in tools)):
-            ceilings[key] = Ceiling(CEILING, "knowledge_only")
-    return ceilings
-
-
-def cap(verification: ClaimVerification, ceiling: Ceiling | None) -> ClaimVerification:
-    """``verification``, lowered to the ceiling when it is more favourable."""
-    if ceiling is None or FAVOURABLE.index(verification) >= FAVOURABLE.index(ceiling.verification):
-        return verification
-    return ceiling.verification
-
-
 @dataclass
 class CodeJudgement:
     """What code decided before the Verifier model: confirmed claims, and the claims left to the model."""
@@ -190,25 +82,9 @@ class CodeJudgement:
         return bool(self.remaining)
 
 
-def _returned_texts(view: InvocationView) -> tuple[str, ...]:
-    """What an invocation returned: its preview and retrieval details (never its input or error)."""
-    return tuple(part for part in (view.raw_preview, view.raw_details) if part)
-
-
 def _occurs(core: str, views: Sequence[InvocationView]) -> bool:
     needle = compact(core)
     return bool(needle) and any(needle in part for view in views for part in view.returned_cores)
-
-
-def _cited(session: SessionIndex, claim: Mapping[str, Any]) -> list[InvocationView]:
-    """Successful invocations of this session the claim's bindings cite, with the binding's tool name."""
-    views: dict[int, InvocationView] = {}
-    for _, binding in iter_bindings(claim):
-        tool = tool_of(binding)
-        for view in session.resolve(binding_ids(binding)):
-            if view.success and view.tool_name == tool:
-                views[view.id] = view
-    return list(views.values())
 
 
 def restated_by(
@@ -218,7 +94,7 @@ def restated_by(
     text = claim_text(claim)
     if not text.strip() or is_question(text) or HEDGE.search(fold(text)) or is_causal(claim):
         return []
-    views = _cited(session, claim)
+    views = cited_views(session, claim)
     if claim_type(claim) in CRITICAL_CLAIM_TYPES:
         views = [view for view in views if not is_knowledge_tool(view.tool_name, knowledge_tools)]
     if not views:
@@ -235,7 +111,7 @@ def restated_by(
     for entity in extract_entities(text):
         if fold(entity.text) in tool_names:
             continue
-        if not any(entity_occurs(entity, part) for view in views for part in _returned_texts(view)):
+        if not any(entity_occurs(entity, part) for view in views for part in returned_texts(view)):
             return []
     return showing
 
@@ -270,7 +146,7 @@ def confirm_by_code(
     """
     failed = set(failed_claims)
     knowledge = tuple(knowledge_tools)
-    ceilings = ceilings_of(normalized, knowledge)
+    ceilings = ceilings_of(normalized, knowledge, session)
     judgement = CodeJudgement()
     for index, claim in iter_claims(normalized):
         key = claim_key(claim, index)
@@ -280,6 +156,11 @@ def confirm_by_code(
             # direct_observation by the Verifier made a PASS. What a call was asked is no finding.
             judgement.confirmed[key] = ClaimCheck(claim_id=key, verification="unsupported", detail=(
                 f"decided by code: the claim only restates what #{asked.id} {asked.tool_name} was asked"))
+            continue
+        if key not in failed and key in ceilings and ceilings[key].reason in ("window", "identifier"):
+            # Only code reads the cited outputs: the matrix, which does not, takes code's label.
+            judgement.confirmed[key] = ClaimCheck(claim_id=key, verification=ceilings[key].verification,
+                                                  detail=f"decided by code: {ceilings[key].why}")
             continue
         views = [] if key in failed or key in ceilings else restated_by(claim, session, knowledge)
         if not views:

@@ -45,10 +45,10 @@ from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
 from evigate.rules.text.phrases import HEDGE, ROOT_CAUSE, is_question
 from evigate.rules.thresholds import THRESHOLDS
+from evigate.rules.verdict.ceilings import ceilings_of
 from evigate.rules.verdict.confirmation import (
     KNOWLEDGE_TOOLS,
     MIN_CONFIRM_WEIGHT,
-    ceilings_of,
     is_knowledge_tool,
     restates_header,
 )
@@ -267,7 +267,7 @@ def add_excerpt_observations(
         return (dict(data) if isinstance(data, dict) else None), []
     knowledge = tuple(knowledge_tools)
     result = copy.deepcopy(dict(data))
-    ceilings = ceilings_of(result, knowledge)
+    ceilings = ceilings_of(result, knowledge, session)
     said = [compact(fold(claim_text(claim))) for _, claim in iter_claims(result)]
     added: list[dict[str, Any]] = []
     rewrites: list[ClaimRewrite] = []

@@ -17,7 +17,8 @@ from evigate.rules.contract import claim_key, claim_text, claim_type, iter_claim
 from evigate.rules.engine.gatekeeper import claim_ids_of_targets
 from evigate.rules.gate.parsing import ParsedOutput
 from evigate.rules.thresholds import THRESHOLDS
-from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS, cap, ceilings_of
+from evigate.rules.verdict.ceilings import cap, ceilings_of
+from evigate.rules.verdict.confirmation import KNOWLEDGE_TOOLS
 from evigate.rules.verdict.rows import SUMMARY_OF, MatrixRow, matrix_rows
 from evigate.signatures import (
     CRITICAL_CLAIM_TYPES,

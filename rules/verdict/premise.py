@@ -7,10 +7,10 @@ Verifier model then called observed: a NORMAL answer whose only confirmed fact w
 words are in the session, so every check that a claim's words occur somewhere passes.
 
 A claim that echoes the question (``echoes``: most of it is the question's pieces; or every content term of it, two
-or more, is the question's) stands only when what it cites
-observed every id, code, service, time and count it names (``observed_text``: not the call's header, nor its
-arguments written back in its details): "订单 123 支付失败，错误码 ERR_TIMEOUT", cited from the order record that
-holds both, confirms the user's report; an empty log query for notification-service observes nothing about it. Most
+or more, is the question's; or, naming no id, code, service, time or value, half its terms are) stands only when
+what it cites observed every id, code, service, time and count it names (``observed_text``: not the call's header,
+nor its arguments written back in its details): "订单 123 支付失败，错误码 ERR_TIMEOUT", cited from the order record
+that holds both, confirms the user's report; an empty log query for notification-service observes nothing about it. Most
 of it the question's pieces, it must also name the record it reports on (an order by its number, a trace id) as what
 it cites observed it: a symptom in the user's words is not confirmed by a value it mentions.
 Otherwise it is the question restated: code rewrites it into what it cites (``rewrite_junk_claims``), it never
@@ -41,9 +41,9 @@ def premise_reason(claim: Mapping[str, Any], session: SessionIndex, query: str) 
     if not query.strip() or not text.strip():
         return None
     echoed = echoes(text, query)
-    if not (echoed or _only_question_terms(text, query)):
-        return None
     named = [entity for entity in extract_entities(text) if entity.is_key_value]
+    if not (echoed or _only_question_terms(text, query) or (not named and _mostly_question_terms(text, query))):
+        return None
     cited = [view for _, binding in iter_bindings(claim) for view in session.resolve(binding_ids(binding))]
     observed = observed_text(cited)
     if named and all(entity_occurs(entity, observed) for entity in named) and (
@@ -76,6 +76,19 @@ def _only_question_terms(text: str, query: str) -> bool:
     terms = content_terms(text, settings)
     # One shared word ("timeout") is a subject an answer may name, not the question again (``minPremiseTerms``).
     return len(terms) >= settings.min_premise_terms and terms <= content_terms(query, settings)
+
+
+def _mostly_question_terms(text: str, query: str) -> bool:
+    """Whether ``unnamedPremiseShare`` or more of the content terms of ``text`` (two or more) are the question's: for
+    a claim naming no id, code, service, time or value, the user's words with a word or two added. Measured on train
+    (0.5B default): "上游超时次数上游超时" for "…有多少次上游超时？" (half of its terms the question's), labelled
+    observed by the Verifier model and shown as confirmed; of the labelled sets' claims naming nothing, the direct
+    observations share at most 17 % of their terms with the question ("短信失败不影响订单与支付状态，只影响用户
+    通知")."""
+    settings = junk_settings()
+    terms = content_terms(text, settings)
+    shared = terms & content_terms(query, settings)
+    return len(terms) >= settings.min_premise_terms and len(shared) >= settings.unnamed_premise_share * len(terms)
 
 
 UNOBSERVED_WHY = "nothing it names was observed: the calls it cites name it only in what they were asked"

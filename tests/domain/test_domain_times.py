@@ -68,9 +68,17 @@ DAY = date(2026, 11, 28)
         ("昨晚两点多对账慢", "2026-11-28 02:00/2026-11-28 03:00"),
         ("昨晚 8 点商品服务慢", "2026-11-27 19:30/2026-11-27 20:30"),
         ("夜里 3 点对账慢", "2026-11-28 02:30/2026-11-28 03:30"),
+        # hours said in English words (measured on train, followup-en-04/06: no window, so no skill by code)
+        ("Circling back on the 11 o'clock flash sale", "2026-11-28 10:30/2026-11-28 11:30"),
+        ("rejected around half past four this afternoon", "2026-11-28 16:15/2026-11-28 16:45"),
+        ("at a quarter to five in the evening", "2026-11-28 16:30/2026-11-28 17:00"),
+        ("around four-thirty pm", "2026-11-28 16:15/2026-11-28 16:45"),
+        ("ten minutes past 2 this afternoon", "2026-11-28 13:55/2026-11-28 14:25"),
+        ("20 minutes past 2 this afternoon", "2026-11-28 14:05/2026-11-28 14:35"),
+        ("four o'clock this morning", "2026-11-28 03:30/2026-11-28 04:30"),
     ],
 )
-def test_named_times_give_the_window(query: str, window: str) -> None:
+def test_named_times_give_the_window(query: str, window: str | None) -> None:
     assert time_window(named_times(query, DAY)) == window
 
 
@@ -85,7 +93,8 @@ def test_a_part_of_the_day_is_a_window_but_no_named_moment() -> None:
 
 @pytest.mark.parametrize("query", ["请给出 3 点建议", "有三点要说", "做到一点", "慢一点就好", "晚上 12 点", "25:00",
                                    "2026-13-45 10:00", "持续 2 小时",
-                                   "能不能快一点", "3 points", "2026-02-30 凌晨"])
+                                   "能不能快一点", "3 points", "2026-02-30 凌晨",
+                                   "four orders failed", "give me two reasons", "70 minutes past 2"])
 def test_what_is_no_clock_time_is_skipped_not_guessed(query: str) -> None:
     assert named_times(query, DAY) == []
 
@@ -119,6 +128,9 @@ def test_any_text_gives_ordered_spans_on_real_dates(text: str) -> None:
         ("十二点左右", None),
         ("约 0 点", None),
         ("4:30 pm", None),
+        ("rejected around half past four", "2026-11-28 16:15/2026-11-28 16:45"),
+        ("the 11 o'clock flash sale", "2026-11-28 22:30/2026-11-28 23:30"),
+        ("half past four this afternoon", None),
     ],
 )
 def test_an_hour_said_without_a_part_of_the_day_has_an_evening_reading(query: str, alternative: str | None) -> None:

@@ -301,7 +301,9 @@ def test_builtin_program_end_to_end_on_scripted_lms(world_db: Path) -> None:
     assert isinstance(program.planner, Planner) and isinstance(program.composer, Composer)
     result = program(query=QUERY)
     assert (result.verdict, result.output_type, result.rounds) == ("PASS", "NORMAL", 1)
-    assert result.answer == "已确认：订单 123 状态为 FAILED，错误码 ERR_TIMEOUT。"
+    # The Composer's text, then the confirmed log line it left out, listed by code.
+    said, listed = result.answer.split("\n\n", 1)
+    assert said == "已确认：订单 123 状态为 FAILED，错误码 ERR_TIMEOUT。" and "upstream unionpay timeout" in listed
     steps = store.steps(result.session_id)
     # The claim quotes the order verbatim: code confirms it and the Verifier model is not called at all.
     assert [s["agent"] for s in steps] == ["planner", "executor", "verifier", "composer"]

@@ -50,6 +50,17 @@ def test_claims_kept_as_written_labelled_by_the_model_and_the_composers_text_sho
     assert record["composer"]["lines_dropped"] == []
 
 
+def test_a_fact_the_composers_shown_text_left_out_is_listed_by_code_and_recorded(world_db: Path) -> None:
+    def first_fact_only(ci: Any) -> ComposerOutput:
+        return ComposerOutput(answer_summary=ORDER_FACT, user_facing_answer=f"已确认：{ORDER_FACT}。")
+
+    result = build(world_db, executor=ScriptedExecutor(paraphrases), verifier=ScriptedVerifier(BOTH_DIRECT),
+                   composer=ScriptedComposer(first_fact_only))(query=QUERY)
+    composer = contributions(world_db, result.session_id)["composer"]
+    assert composer["status"] == "shown" and composer["facts_added"] == [LOG_FACT]
+    assert result.answer.startswith(f"已确认：{ORDER_FACT}。") and LOG_FACT in result.answer
+
+
 def test_a_question_claim_is_rewritten_or_dropped_and_code_adds_the_orders_line(world_db: Path) -> None:
     def questions(results: list[Any], _round: int) -> str:
         order, _logs = results

@@ -9,7 +9,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from evigate.rules import Gatekeeper, decide_verdict
-from evigate.rules.verdict.confirmation import ceilings_of, confirm_by_code, strip_attribution
+from evigate.rules.verdict.ceilings import ceilings_of
+from evigate.rules.verdict.confirmation import confirm_by_code, strip_attribution
 from evigate.rules.verdict.junk_claims import junk_reason, rewrite_junk_claims
 from evigate.signatures import ClaimCheck, ToolInvocation
 

@@ -12,7 +12,7 @@ from evigate.datasets.fixtures import VerifierCase
 from evigate.optimize.verifier_metric import GateCache
 from evigate.rules import decide_verdict
 from evigate.rules.gate.session import claim_key, iter_claims
-from evigate.rules.verdict.confirmation import FAVOURABLE, ceilings_of
+from evigate.rules.verdict.ceilings import FAVOURABLE, ceilings_of
 from evigate.rules.verdict.matrix import is_critical
 from evigate.signatures import ClaimCheck
 

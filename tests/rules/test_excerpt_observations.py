@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from evigate.rules import Gatekeeper, ParsedOutput, decide_verdict
-from evigate.rules.verdict.confirmation import ceilings_of, confirm_by_code
+from evigate.rules.verdict.ceilings import ceilings_of
+from evigate.rules.verdict.confirmation import confirm_by_code
 from evigate.rules.verdict.junk_claims import add_excerpt_observations
 from evigate.signatures import ClaimCheck, ToolInvocation
 from tests.rules.test_confirmation import INVOCATIONS, KB, LOG, ORDER, SESSION, claim, output, session_index

@@ -58,6 +58,19 @@ def test_the_users_guess_with_its_verb_conjugated_is_the_question_restated() -> 
                           query) is None
 
 
+def test_the_users_words_with_a_word_added_and_naming_nothing_are_the_question_restated() -> None:
+    """Measured on train (0.5B default, tally-zh-07): "上游超时次数上游超时", half its terms the question's, was
+    labelled observed by the Verifier model and shown as confirmed."""
+    query = "晚上 8 点那会儿商品服务有多少次上游超时？"
+    garbled = metric_claim("上游超时次数上游超时", "2026-11-28 16:30 794", 7)
+    assert premise_reason(garbled, _index(query), query) == PREMISE_WHY
+    # A knowledge line naming nothing, about the question's subject in its own words, is no restatement of it.
+    sms = "早上 6 点很多用户说没收到支付成功短信，怎么回事？"
+    context = claim("短信失败不影响订单与支付状态，只影响用户通知。", "短信失败不影响订单与支付状态", [3],
+                    claim_type="context")
+    assert premise_reason(context, _index(sms), sms) is None
+
+
 def test_a_report_the_cited_record_shows_in_full_stands() -> None:
     query = "订单 123 支付失败，ERR_TIMEOUT 是什么原因？"
     report = claim("订单 123 支付失败，错误码 ERR_TIMEOUT", ORDER, [1])

@@ -321,7 +321,9 @@ def test_composer_output_as_mapping_or_json_text_and_malformed_output() -> None:
         "recommended_actions": [],
         "user_facing_answer": "payment-service 出现 ERR_TIMEOUT。",
     }
-    assert render_answer(composer_input, answer) == answer["user_facing_answer"]
+    # The text, then the confirmed facts it left out (the 5.3 s of claim-1, claim-2's CPU), listed by code.
+    rendered = render_answer(composer_input, answer)
+    assert rendered.startswith(answer["user_facing_answer"] + "\n\n根据已获取的证据：") and "92%" in rendered
     malformed = render_answer(composer_input, {"user_facing_answer": 42})
     assert malformed.startswith("根据已获取的证据：") and "42" not in malformed
     raw_json = '{"answer_summary": "s", "user_facing_answer": "payment-service 出现 ERR_TIMEOUT。"}'

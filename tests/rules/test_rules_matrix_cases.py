@@ -21,7 +21,9 @@ def _normalized(case: dict[str, Any]) -> dict[str, Any]:
             "claim_type": item.get("type", "symptom"),
             "claim_text": item.get("text", f"{item['id']} 的事实"),
             "support_level": "direct",
-            "evidence_bindings": [{"tool_name": "query_logs", "source_invocation_ids": [1], "evidence_excerpt": "x"}],
+            "evidence_bindings": [
+                {"tool_name": "query_logs", "source_invocation_ids": [1], "evidence_excerpt": item.get("excerpt", "x")}
+            ],
         }
         for item in case["claims"]
     ]

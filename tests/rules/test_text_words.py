@@ -17,7 +17,7 @@ from evigate.rules.grounding.sentences import split_sentences
 from evigate.rules.text import words as w
 from evigate.rules.text.junk import content_terms
 from evigate.rules.text.normalize import CJK, CJK_CHARS
-from evigate.rules.verdict import confirmation
+from evigate.rules.verdict import ceilings
 from evigate.tools.retrieval import STOPWORDS as RETRIEVAL_STOPWORDS
 from evigate.tools.retrieval import tokenize
 
@@ -96,7 +96,7 @@ def test_bigram_overlap_is_a_share(part: str, whole: str) -> None:
 def test_no_caller_returns_a_stopword_and_none_raises(text: str) -> None:
     assert not set(tokenize(text)) & RETRIEVAL_STOPWORDS
     assert not keywords(text) & UTILIZATION_STOPWORDS
-    assert not set(confirmation._units(w.normalize(text))) & w.stopwords("core", "function")
+    assert not set(ceilings._units(w.normalize(text))) & w.stopwords("core", "function")
     distinctive_tokens(text)
     content_tokens(text)
     w.char_bigrams(text)
@@ -140,7 +140,7 @@ def test_kana_and_hangul_are_cjk_everywhere() -> None:
 
 def test_a_stopword_with_trailing_punctuation_is_still_a_stopword() -> None:
     """Before issue 21 the cause check tested "the." against its stopwords before trimming the period."""
-    assert confirmation._units("timeout the. pool") == ["timeout", "pool"]
+    assert ceilings._units("timeout the. pool") == ["timeout", "pool"]
 
 
 def test_full_width_queries_match_skills_by_their_ascii_text() -> None:

@@ -50,9 +50,10 @@ EXACT: dict[str, set[float]] = {
 }
 """Floats that are exact constants, not judgement."""
 EXACT_TABLES: dict[str, set[str]] = {
-    "text/times/stamps.py": {"_UNIT_SECONDS"}, "text/times/phrases.py": {"_DAY_OFFSETS"},
+    "text/times/stamps.py": {"_UNIT_SECONDS"}, "text/times/phrases.py": {"_DAY_OFFSETS", "_MINUTE_WORDS"},
 }
-"""Named tables of exact constants (seconds per duration unit, days from today of "明天" / "前天")."""
+"""Named tables of exact constants (seconds per duration unit, days from today of "明天" / "前天", minutes of
+"twenty" / "thirty")."""
 
 
 def _numeric(node: ast.AST) -> bool:

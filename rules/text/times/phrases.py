@@ -1,5 +1,5 @@
 """The times a question names, and the window they span: "02:10", "2026-11-28 14:05", "凌晨 2 点多", "晚上 8 点",
-"下午四点半以后", "4:30 pm", "this morning", "昨天下午".
+"下午四点半以后", "4:30 pm", "half past four", "11 o'clock", "this morning", "昨天下午".
 
 Pure regular expressions, no I/O. Each named time is a span: an exact clock time is a point (the window pads it by
 ``WINDOW_PADDING``); a Chinese hour phrase is as wide as the phrase is vague ("2 点多" is 02:00–03:00, "8 点左右" is
@@ -40,6 +40,19 @@ ZH_HOUR = re.compile(
 APPROACHING = frozenset({"快到", "快要到", "快", "将近", "接近", "临近"})
 """Words that put a time just before the hour they name: "快五点" is 16:30-17:00 after 下午."""
 EN_HOUR = re.compile(r"(?<![\d:.])(1[0-2]|0?\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
+_EN_HOURS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_EN_HOUR_NUMBER = rf"1[0-2]|0?[1-9]|{'|'.join(_EN_HOURS)}"
+_MINUTE_WORDS = {"five": 5, "ten": 10, "fifteen": 15, "twenty": 20, "twenty-five": 25, "thirty": 30, "forty-five": 45}
+_EN_MINUTES = rf"[1-5]?\d|{'|'.join(sorted(_MINUTE_WORDS, key=len, reverse=True))}"
+EN_SPOKEN = re.compile(
+    rf"(?<![\w:.])(?:(?P<part>half|(?:a\s+)?quarter|(?P<minutes>{_EN_MINUTES})\s+minutes?)"
+    r"\s+(?P<dir>past|after|to|before)\s+)?"
+    rf"(?P<hour>{_EN_HOUR_NUMBER})(?:(?P<clock>\s*o['’]?\s?clock)|[\s-](?P<thirty>thirty|fifteen|forty-five))?"
+    r"(?:\s*(?P<meridiem>[ap])\.?m\b\.?)?(?![\w:])",
+    re.IGNORECASE,
+)
+"""An hour said in English words: "11 o'clock", "half past four", "a quarter to five", "four-thirty". A bare number
+("four") is no time: only "o'clock", a "past"/"to" or a minute word makes it one."""
 HOUR_BEFORE = re.compile(r"(?:到|从|在|直到|等到)\s*$")
 """Words before an hour that make it a time; "快", "约", "大概" … are read with the hour itself (``ZH_HOUR`` near)."""
 HOUR_AFTER = re.compile(r"^\s*(?:一到|才|就|那会|那阵|那时|的时候|钟)")
@@ -132,6 +145,11 @@ def named_times(query: str, today: date) -> list[NamedTime]:
             taken.append(match.span())
         elif period and _zh_number(match.group("hour")) is not None:
             rejected = True  # "晚上 12 点" is no time we can place: its "晚上" is not guessed into a window either
+    for match in EN_SPOKEN.finditer(query):
+        named = _en_spoken(match, day, _part_meridiem(query))
+        if named is not None and not any(start < match.end() and match.start() < end for start, end in taken):
+            found.append((match.start(), named))
+            taken.append(match.span())
     for match in EN_HOUR.finditer(query):
         if not any(start < match.end() and match.start() < end for start, end in taken):
             moment = datetime(day.year, day.month, day.day, _meridiem(int(match.group(1)), match.group(2)))
@@ -167,6 +185,40 @@ def _said_as_time(query: str, match: re.Match[str]) -> bool:
         return after.lstrip().startswith("钟")
     before = query[max(0, match.start() - 4):match.start()]
     return bool(match.group("near") or HOUR_BEFORE.search(before) or HOUR_AFTER.match(after))
+
+
+def _part_meridiem(query: str) -> str | None:
+    """"p" when the query names a part of the day after noon ("this afternoon", "tonight"), "a" for one before it
+    ("this morning", "in the small hours"), else None."""
+    parts = [DAY_PARTS[int(name[1:])] for match in _DAY_PART.finditer(query)
+             for name, value in match.groupdict().items() if value]
+    if any(first >= 12 for _, first, _ in parts):
+        return "p"
+    return "a" if any(end <= 12 for _, _, end in parts) else None
+
+
+def _en_spoken(match: re.Match[str], day: date, part_meridiem: str | None) -> NamedTime | None:
+    """The time of an ``EN_SPOKEN`` match, or None when it names no time (a bare number)."""
+    part, minutes, direction, hour_text, clock, thirty, meridiem = (
+        match.group(name) for name in ("part", "minutes", "dir", "hour", "clock", "thirty", "meridiem"))
+    if not (part or clock or thirty):
+        return None
+    hour = int(hour_text) if hour_text.isdigit() else _EN_HOURS.index(hour_text.lower()) + 1
+    minute = _MINUTE_WORDS.get((thirty or "").lower(), 0)
+    if part:
+        offset = 30 if part.lower() == "half" else 15 if "quarter" in part.lower() else _MINUTE_WORDS.get(
+            minutes.lower(), int(minutes) if minutes.isdigit() else 0)
+        if offset > 59:
+            return None
+        minute = offset if direction.lower() in ("past", "after") else 60 - offset
+        hour = hour if direction.lower() in ("past", "after") else hour - 1
+    said = meridiem or part_meridiem  # "half past four this afternoon"
+    hour = _meridiem(hour, said) if said else hour
+    ambiguous = not said and 1 <= hour <= 11
+    moment = datetime(day.year, day.month, day.day, hour % 24, minute)
+    if clock and not part:
+        return NamedTime(moment, moment - VAGUE_HOUR, moment + VAGUE_HOUR, ambiguous=ambiguous)  # "11 o'clock"
+    return NamedTime(moment, moment, moment, ambiguous=ambiguous)
 
 
 def _meridiem(hour: int, meridiem: str | None) -> int:
