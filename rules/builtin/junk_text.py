@@ -151,8 +151,7 @@ _MEASURED = re.compile(r"[\w.]=\s*-?\d")
 
 def _returned_text(session: SessionIndex) -> str:
     """What this session's successful invocations returned (never their inputs or the question)."""
-    return "\n".join(part for view in session.in_session if view.success
-                     for part in (view.raw_preview, view.raw_details) if part)
+    return "\n".join(part for view in session.in_session if view.success for part in view.returned)
 
 
 def _session_text(session: SessionIndex) -> str:

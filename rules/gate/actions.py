@@ -77,7 +77,7 @@ def cited_output_cores(session: SessionIndex, item: Mapping[str, Any] | None, ex
         for view in session.resolve(binding_ids(binding)):
             if view.tool_name in exclude_tools:
                 continue
-            parts = [part for part in (view.raw_preview, view.raw_details) if part]
+            parts = list(view.returned)
             pairs.extend(zip(parts, view.returned_cores, strict=True))
     return pairs
 

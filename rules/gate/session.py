@@ -83,10 +83,15 @@ class InvocationView:
         return compact(fold(flatten(self.invocation.input))) if self.invocation.input else ""
 
     @cached_property
+    def returned(self) -> tuple[str, ...]:
+        """What it returned: its preview and retrieval details, as written (never its input or error)."""
+        return tuple(part for part in (self.raw_preview, self.raw_details) if part)
+
+    @cached_property
     def returned_cores(self) -> tuple[str, ...]:
-        """What it returned (preview, retrieval details), each case-folded and compacted: for verbatim tests that
-        ignore case, spaces and punctuation (built once, not per claim)."""
-        return tuple(packed_lines(part).replace("\n", "") for part in (self.raw_preview, self.raw_details) if part)
+        """What it returned (``returned``), each case-folded and compacted: for verbatim tests that ignore case,
+        spaces and punctuation (built once, not per claim)."""
+        return tuple(packed_lines(part).replace("\n", "") for part in self.returned)
 
     @cached_property
     def raw_details(self) -> str:

@@ -52,9 +52,10 @@ CEILING_WHY: dict[CeilingReason, str] = {
     "indirect": "its Executor marked it support_level=indirect",
     "causal": "it states a cause that no cited excerpt itself states",
     "knowledge_only": "it cites only knowledge documents, which show the runbook, not the incident",
-    "window": "it states a count its excerpt gives for one window only, without that window",
+    "window": "it states a count its evidence gives for one window only, without that window",
     "identifier": "it states as a count a number its evidence gives only as an identifier (an order, trace or user id)",
 }
+
 
 def is_causal(claim: Mapping[str, Any]) -> bool:
     """A root_cause claim, or a claim with causal wording (因为 / 导致 / 由于 / 造成 / because / caused by / …)."""
@@ -121,11 +122,6 @@ class Ceiling:
         return CEILING_WHY[self.reason]
 
 
-def returned_texts(view: InvocationView) -> tuple[str, ...]:
-    """What an invocation returned: its preview and retrieval details (never its input or error)."""
-    return tuple(part for part in (view.raw_preview, view.raw_details) if part)
-
-
 def cited_views(session: SessionIndex, claim: Mapping[str, Any]) -> list[InvocationView]:
     """Successful invocations of this session the claim's bindings cite, with the binding's tool name."""
     views: dict[int, InvocationView] = {}
@@ -157,7 +153,7 @@ def ceilings_of(
             ceilings[key] = Ceiling(CEILING, "knowledge_only")
         else:
             evidence = [*_excerpts(claim), *(text for view in (cited_views(session, claim) if session else [])
-                                            for text in returned_texts(view))]
+                                            for text in view.returned)]
             if identifier_counted(claim_text(claim), evidence):
                 ceilings[key] = Ceiling("unsupported", "identifier")
             elif drops_window(claim_text(claim), evidence):

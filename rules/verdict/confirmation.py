@@ -32,7 +32,7 @@ from evigate.rules.text.entities import entity_occurs, extract_entities
 from evigate.rules.text.normalize import compact, fold, squash_whitespace, weight
 from evigate.rules.text.phrases import HEDGE, is_question
 from evigate.rules.thresholds import THRESHOLDS
-from evigate.rules.verdict.ceilings import ceilings_of, cited_views, is_causal, returned_texts
+from evigate.rules.verdict.ceilings import ceilings_of, cited_views, is_causal
 from evigate.signatures import CRITICAL_CLAIM_TYPES, ClaimCheck, EvidenceRef
 
 MIN_CONFIRM_WEIGHT = THRESHOLDS.confirmation.min_confirm_weight
@@ -111,7 +111,7 @@ def restated_by(
     for entity in extract_entities(text):
         if fold(entity.text) in tool_names:
             continue
-        if not any(entity_occurs(entity, part) for view in views for part in returned_texts(view)):
+        if not any(entity_occurs(entity, part) for view in views for part in view.returned):
             return []
     return showing
 

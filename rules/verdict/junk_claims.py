@@ -75,7 +75,7 @@ def observation_text(tool: str, excerpt: str, views: Sequence[Any], locale: str 
     needle = compact(fold(excerpt))
     subject: list[str] = []
     for view in views:
-        returned = compact(fold(" ".join(part for part in (view.raw_preview, view.raw_details) if part)))
+        returned = compact(fold(" ".join(view.returned)))
         if not needle or needle not in returned:
             continue
         if not is_knowledge_tool(tool, knowledge_tools):
@@ -137,7 +137,7 @@ def verbatim_start(excerpt: str, views: Sequence[Any]) -> str | None:
     ("… 26 of 1440分钟 in"). What it copied verbatim is still what the tool returned; the rest is dropped, never kept.
     """
     needle = compact(fold(excerpt))
-    parts = [part for view in views for part in (view.raw_preview, view.raw_details) if part]
+    parts = [part for view in views for part in view.returned]
     if not needle:
         return None
     if any(needle in compact(fold(part)) for part in parts):
@@ -224,8 +224,8 @@ def _returned_line(excerpt: str, views: Sequence[Any]) -> tuple[Any, str] | None
     needle = compact(fold(excerpt))
     found: dict[str, tuple[Any, str]] = {}
     for view in views if needle else ():
-        for part in (view.raw_preview, view.raw_details):
-            for line in (part or "").splitlines():
+        for part in view.returned:
+            for line in part.splitlines():
                 if needle in compact(fold(line)):
                     found.setdefault(compact(fold(line)), (view, cut_line(line.strip())))
     return next(iter(found.values())) if len(found) == 1 else None  # two lines: which one it quotes is unknown

@@ -167,4 +167,4 @@ def _terms_only_from(text: str, runbooks: list[Any], cited: list[Any]) -> bool:
 
 def _returned(views: list[Any]) -> str:
     """What the calls returned: their previews and retrieval details."""
-    return "\n".join(part for view in views for part in (view.raw_preview, view.raw_details) if part)
+    return "\n".join(part for view in views for part in view.returned)
