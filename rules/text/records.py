@@ -1,12 +1,13 @@
 """Which number in a line is a record's id: "order 123" names order 123, "pool_pending=123" does not.
 
-Shared by the rules that ask whether a text is about the user's record (anchor observations, relevance, premise)
-and by the question-bank metrics. Pure code.
+Shared by the rules that ask whether a text is about the user's record (anchor observations, relevance, premise),
+whether a claim counts what is only an id (counts), and by the question-bank metrics. Pure code.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 NUMBER_WORDS = ("order", "ticket", "number", "订单", "单号", "工单")
 """Words that label a record's number ("order 123", "订单 123")."""
@@ -26,16 +27,30 @@ def names_record(number: str, line: str) -> bool:
     return _labelled(number, line, _ID_BEFORE)
 
 
+def only_record_id(number: str, texts: Iterable[str]) -> bool:
+    """Whether ``number`` stands in ``texts`` at least once, and everywhere as a record's id ("order=88412"), never as
+    a value of its own: a claim giving it as a count misreads the evidence (``rules/text/counts.py``)."""
+    whole = labelled = 0
+    for text in texts:
+        for start in _whole_occurrences(number, text):
+            whole += 1
+            labelled += bool(_ID_BEFORE.search(text[max(0, start - 16):start]))
+    return whole > 0 and labelled == whole
+
+
 def _labelled(number: str, line: str, label: re.Pattern[str]) -> bool:
     """Whether ``number`` stands in ``line`` as a whole number right after what ``label`` matches."""
+    return any(label.search(line[max(0, start - 16):start]) for start in _whole_occurrences(number, line))
+
+
+def _whole_occurrences(number: str, line: str) -> Iterator[int]:
+    """Where ``number`` stands in ``line`` as a whole number (no digit either side), lazily."""
     start = line.find(number)  # plain search first: this runs over every returned line of the session
     while start >= 0:
         end = start + len(number)
-        whole = (not start or not line[start - 1].isdigit()) and (end >= len(line) or not line[end].isdigit())
-        if whole and label.search(line[max(0, start - 16):start]):
-            return True
+        if (not start or not line[start - 1].isdigit()) and (end >= len(line) or not line[end].isdigit()):
+            yield start
         start = line.find(number, start + 1)
-    return False
 
 
 _STATUS_BEFORE = re.compile(r"(?:(?<![a-z])(?:http|https|status|status_code|code)|状态码|返回码)[\s=:：_/-]{0,3}$",

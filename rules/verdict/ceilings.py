@@ -8,8 +8,8 @@ Pure code: no I/O, no DSPy. A model's label (and code's, where code confirms) is
 * ``window`` — a count its cited excerpt (or, given the session, the output it cites) gives for one window
   ("rejected=95 in last 10s"), stated without that window: one window's count made the whole period's is
   ``overstated`` at most (``evigate.rules.text.counts``);
-* ``identifier`` — a number stated as a count ("88412 次") that its evidence gives only as an identifier
-  ("order=88412"): ``unsupported``.
+* ``identifier`` — a number stated as a count ("88412 次") that its evidence gives only as a record's id
+  ("order=88412", ``records.only_record_id``): ``unsupported``.
 
 A capped claim can never be a direct observation itself; where its excerpt is a returned line, code states that
 line instead (``junk_claims.add_excerpt_observations``).
@@ -53,7 +53,7 @@ CEILING_WHY: dict[CeilingReason, str] = {
     "causal": "it states a cause that no cited excerpt itself states",
     "knowledge_only": "it cites only knowledge documents, which show the runbook, not the incident",
     "window": "it states a count its evidence gives for one window only, without that window",
-    "identifier": "it states as a count a number its evidence gives only as an identifier (an order, trace or user id)",
+    "identifier": "it states as a count a number its evidence gives only as a record's id (an order number)",
 }
 
 
