@@ -9,6 +9,7 @@ outputs and stated itself (docs/confirmation.md §4d), so these figures separate
 
 Rerun:  .venv/bin/python bench/questions_code_only.py --split test
         .venv/bin/python bench/questions_code_only.py --split dev --out /tmp/dev-code.jsonl
+        .venv/bin/python bench/questions_code_only.py --split train --ids when-zh-03,which-en-04 --verbose
 """
 
 from __future__ import annotations
@@ -48,9 +49,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("train", "dev", "test", "all"), default="dev")
     parser.add_argument("--out", default=None, help="per-question JSONL (default: a new file under the temp dir)")
+    parser.add_argument("--ids", default="", help="comma-separated question ids (within the split)")
     parser.add_argument("--verbose", action="store_true", help="one line per question")
     args = parser.parse_args(argv)
     questions = load_questions(split=None if args.split == "all" else args.split)
+    if args.ids:
+        wanted = {qid.strip() for qid in args.ids.split(",") if qid.strip()}
+        questions = [q for q in questions if q.id in wanted]
+    if not questions:
+        parser.error("no question matches that split and id selection")
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="evigate-code-only-")) / "answers.jsonl"
     print(f"{len(questions)} question(s) of split {args.split}, no model (every agent silenced; code answers)")
     report(answer(questions, out), verbose=args.verbose)

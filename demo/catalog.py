@@ -43,6 +43,8 @@ SERVICE_ALIASES: dict[str, str] = {
     "coupon": "coupon-service", "risk control": "risk-service", "database": "mysql-order",
 }
 """Chinese and informal names users type, mapped to service ids (longest alias wins in the extractor)."""
+NOT_SERVICE_TERMS: tuple[str, ...] = ("数据库连接池", "database connection pool")
+"""Terms holding an alias that name no service: the database connection pool is an application's (HikariCP's)."""
 
 POOL_MAX: dict[str, int] = {
     "order-service": 40, "payment-service": 50, "inventory-service": 30, "user-service": 20, "settlement-service": 20,

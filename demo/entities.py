@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evigate.demo.catalog import ERROR_CODES, SERVICE_ALIASES, SERVICES, WORLD_DAY
+from evigate.demo.catalog import ERROR_CODES, NOT_SERVICE_TERMS, SERVICE_ALIASES, SERVICES, WORLD_DAY
 from evigate.rules.text.question import EntityExtractor
 from evigate.rules.text.vocabulary import IdPattern, IdRegex, Vocabulary
 
@@ -17,6 +17,7 @@ _ASCII_WORD = r"A-Za-z0-9_"
 DEMO_VOCABULARY = Vocabulary(
     services=list(SERVICES),
     service_aliases=dict(SERVICE_ALIASES),
+    not_service_terms=list(NOT_SERVICE_TERMS),
     error_codes=list(ERROR_CODES),
     error_code_pattern=r"(ERR_[A-Z0-9]+(?:_[A-Z0-9]+)*)",
     identifiers={

@@ -148,7 +148,8 @@ class Planner(dspy.Module):
     def sanitize(self, proposal: Plan, query: str, retry_context: RetryContext | None,
                  extra: Mapping[str, Any] | None = None) -> Plan:
         """The proposal's steps checked (or its skill's template steps filled from the query and ``extra``)."""
-        values = {**template_values(self.domain.extract_entities(query), query), **(extra or {})}
+        entities = self.domain.extract_entities(query)
+        values = {**template_values(entities, query), **(extra or {})}
         skills = {skill.id: skill for skill in self.skills}
         skill = skills.get(proposal.skill) or best_skill(self.skills, query)
         steps = [step for step in (self._clean_step(s, values) for s in proposal.steps) if step is not None]
@@ -160,7 +161,7 @@ class Planner(dspy.Module):
         for step in steps:
             unique.setdefault(step_key(step.tool, step.args), step)
         return Plan(skill=skill.id, steps=list(unique.values())[:_MAX_STEPS], rationale=proposal.rationale,
-                    evidence_named=list(proposal.evidence_named))
+                    evidence_named=list(proposal.evidence_named), question_read=question_read(query, entities))
 
     def skill_menu(self, skills: Sequence[Any] | None = None) -> str:
         shown = self.skills if skills is None else skills
@@ -221,6 +222,17 @@ def unknown_services(query: str, domain: Domain | Any) -> list[str]:
     tails = {name.rsplit("-", 1)[-1] for name in known if "-" in name}
     named = {entity.text.casefold() for entity in extract_entities(query) if entity.kind == "service"}
     return sorted(name for name in named if name not in known and "-" in name and name.rsplit("-", 1)[-1] in tails)
+
+
+def question_read(query: str, entities: Mapping[str, Any]) -> list[str]:
+    """The services and metrics the domain read in ``query`` that it does not write as such ("商品详情" is
+    product-service, "缓存命中率" cache_hit_rate). The Gatekeeper reads a question by shape and knows no aliases;
+    measured on train (when-zh-07, code alone): for "商品详情的缓存命中率是什么时候掉下来的？" the tool returned
+    "first breach 2026-11-28 20:00 (cache_hit_rate=17.7%)", and the answer confirmed nothing, for the question named
+    nothing code could find in a line."""
+    folded = query.casefold()
+    names = [*(entities.get("services") or []), *(entities.get("metrics") or [])]
+    return [name for name in dict.fromkeys(str(name) for name in names) if name.casefold() not in folded]
 
 
 def _evidence_named(candidate: Candidate) -> list[str]:

@@ -79,7 +79,8 @@ class Round:
     notes: list[str] = field(default_factory=list)
     flags: set[RoundFlag] = field(default_factory=set)
     evidence_named: tuple[str, ...] = ()
-    """What the evidence named for the question (the plan's ``evidence_named``), read like its own anchors."""
+    """What the evidence named for the question and what the domain read in it (the plan's ``evidence_named`` and
+    ``question_read``), read like its own anchors."""
 
 
 @dataclass
@@ -120,7 +121,7 @@ class RoundRunner:
         """Run one round and return what code decided."""
         current = Round(session_id, query, round_number, retry)
         plan = self._plan(current)
-        current.evidence_named = tuple(plan.evidence_named)
+        current.evidence_named = (*plan.evidence_named, *plan.question_read)
         raw_output, parsed = self._execute(current, plan)
         gated = self._gate(current, raw_output, parsed)
         verifier_trace = self._verifier_trace(current, gated)

@@ -26,3 +26,8 @@ class Plan(BaseModel):
         description="what the evidence named for this question when the question did not (the error code of the "
                     "census of its records): code reads lines naming it as it reads the question's own anchors",
     )
+    question_read: list[str] = Field(
+        default_factory=list,
+        description="names the domain's vocabulary read in the question though it does not write them (a service "
+                    "by its alias, a metric by its words): code reads them as the question's own anchors",
+    )

@@ -130,8 +130,9 @@ def _as_trace(item: ToolTraceEntry | Mapping[str, Any]) -> ToolTraceEntry | None
         return None
 
 
-MAX_EVIDENCE_NAMED = 4
-"""Entries of ``evidence_named`` read (the census names one code)."""
+MAX_EVIDENCE_NAMED = 8
+"""Entries of ``evidence_named`` read (the census names one code; the domain reads a few services and metrics in a
+question, ``Plan.question_read``)."""
 MAX_NAME_CHARS = 120
 
 

@@ -120,6 +120,13 @@ class EntityExtractor:
         found: list[tuple[int, str]] = [(m.start(), canonical.get(m.group(1).lower(), m.group(1))) for m in matches]
         taken = [(m.start(), m.end()) for m in matches]
         lowered = query.lower()
+        # a term that only holds an alias ("数据库连接池" is the application's pool) is taken first, naming nothing
+        for term in sorted({term.lower() for term in self.vocabulary.not_service_terms if term}, key=len, reverse=True):
+            start = lowered.find(term)
+            while start != -1:
+                if not any(s < start + len(term) and start < e for s, e in taken):
+                    taken.append((start, start + len(term)))
+                start = lowered.find(term, start + len(term))
         aliases = {alias.lower(): service for alias, service in self.vocabulary.service_aliases.items() if alias}
         for alias in sorted(aliases, key=len, reverse=True):  # longest first: 支付网关 before 网关
             start = lowered.find(alias)

@@ -99,6 +99,11 @@ class Vocabulary(BaseModel):
     service_aliases: dict[str, str] = Field(
         default_factory=dict, description="other names of a service (any language) -> its service id"
     )
+    not_service_terms: list[str] = Field(
+        default_factory=list,
+        description="terms that hold a service alias but name no service (a 'database connection pool' is the "
+        "application's pool, not the database); the alias inside them is not read",
+    )
     error_codes: list[str] = Field(default_factory=list, description="known error codes, matched as whole tokens")
     error_code_pattern: ValueRegex | None = Field(
         default=None, description="regex of error codes not listed, e.g. 'ERR_[A-Z0-9_]+' (group 1 or whole match)"

@@ -76,6 +76,13 @@ DAY = date(2026, 11, 28)
         ("ten minutes past 2 this afternoon", "2026-11-28 13:55/2026-11-28 14:25"),
         ("20 minutes past 2 this afternoon", "2026-11-28 14:05/2026-11-28 14:35"),
         ("four o'clock this morning", "2026-11-28 03:30/2026-11-28 04:30"),
+        # one-character parts of the day (measured on train, jargon-zh-07: "晚八点" was no time, so no window)
+        ("晚八点商品详情页 RT 毛刺很大", "2026-11-28 19:30/2026-11-28 20:30"),
+        ("晚8点半商品慢", "2026-11-28 20:15/2026-11-28 20:45"),
+        ("早八点支付失败", "2026-11-28 07:30/2026-11-28 08:30"),
+        ("今早九点多支付转圈", "2026-11-28 09:00/2026-11-28 10:00"),
+        # "最晚" / "最早" name a bound, not a part of the day
+        ("最晚八点要恢复", None),
     ],
 )
 def test_named_times_give_the_window(query: str, window: str | None) -> None:
@@ -131,6 +138,7 @@ def test_any_text_gives_ordered_spans_on_real_dates(text: str) -> None:
         ("rejected around half past four", "2026-11-28 16:15/2026-11-28 16:45"),
         ("the 11 o'clock flash sale", "2026-11-28 22:30/2026-11-28 23:30"),
         ("half past four this afternoon", None),
+        ("晚八点半的 ERR_UPSTREAM_TIMEOUT", None),
     ],
 )
 def test_an_hour_said_without_a_part_of_the_day_has_an_evening_reading(query: str, alternative: str | None) -> None:

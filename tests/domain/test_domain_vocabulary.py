@@ -47,3 +47,23 @@ def test_identifiers_aliases_and_the_domain_day() -> None:
     assert found["http_statuses"] == [503] and found["metrics"] == ["latency_p99"]
     assert found["time_window"] == "2026-03-02 09:00/2026-03-02 09:30"
     assert vocabulary.incident_handles() == ["services", "ticket_ids"]
+
+
+def test_a_term_that_holds_an_alias_names_no_service() -> None:
+    """Measured on train (when-zh-03): "数据库连接池" read as the database (mysql-order), whose slow SQL the census then
+    found, and the answer confirmed another incident's fact as NORMAL."""
+    vocabulary = Vocabulary(services=["payments-db", "checkout-api"], service_aliases={"数据库": "payments-db"},
+                            not_service_terms=["数据库连接池"])
+    extract = EntityExtractor(vocabulary, date(2026, 3, 2)).extract
+    assert extract("支付的数据库连接池几点被占满的？")["services"] == []
+    assert extract("数据库连接池满了，数据库也慢")["services"] == ["payments-db"]
+    assert extract("checkout-api 的数据库连接池")["services"] == ["checkout-api"]
+
+
+@given(text=st.text(max_size=60))
+def test_a_not_service_term_only_ever_removes_readings(text: str) -> None:
+    base = Vocabulary(services=["payments-db"], service_aliases={"数据库": "payments-db", "db": "payments-db"})
+    narrowed = base.model_copy(update={"not_service_terms": ["数据库连接池", "db pool"]})
+    day = date(2026, 3, 2)
+    assert set(EntityExtractor(narrowed, day).extract(text)["services"]) <= set(
+        EntityExtractor(base, day).extract(text)["services"])

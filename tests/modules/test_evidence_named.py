@@ -102,3 +102,17 @@ def test_asked_by_service_and_time_code_confirms_the_incidents_line(program: Dia
 def test_another_incidents_line_is_never_confirmed(program: DiagnosisProgram, query: str) -> None:
     result = program(query=query)
     assert "ERR_DB_POOL_EXHAUSTED" not in result.answer and result.output_type != "NORMAL", result.answer
+
+
+def test_what_the_domain_reads_in_the_question_is_read_as_its_anchors(planner: Planner) -> None:
+    """A service by its alias and a metric by its words are the question's, though it never writes them."""
+    plan = planner.fallback("商品详情的缓存命中率是什么时候掉下来的？")
+    assert plan.question_read == ["product-service", "redis-cluster", "cache_hit_rate"]
+    assert planner.fallback("product-service cache_hit_rate 20:05 怎么了？").question_read == []  # written already
+
+
+def test_a_metric_asked_about_in_words_gets_its_breach_confirmed(program: DiagnosisProgram) -> None:
+    """Measured on train (when-zh-07, code alone): the tool returned "first breach 2026-11-28 20:00
+    (cache_hit_rate=17.7%)", and the answer confirmed nothing: the question named nothing code could find."""
+    result = program(query="商品详情的缓存命中率是什么时候掉下来的？")
+    assert "first breach 2026-11-28 20:00" in _confirmed(result.answer), result.answer

@@ -67,7 +67,7 @@ def verifier_answer(case: VerifierCase, wrong: bool = False) -> dict[str, Any]:
 def composer_answer(case: ComposerCase) -> dict[str, Any]:
     """An answer made of the input's allowed claims plus the verdict's required wording (no gap quoted verbatim)."""
     ci = case.composer_input
-    facts = "".join(claim.claim_text for claim in ci.allowed_claims)
+    facts = "\n".join(claim.claim_text for claim in ci.allowed_claims)
     lead = {"PASS": "", "LOW_CONFID": "当前证据仍有缺口，部分结论尚未确认。",
             "REJECT": "当前无法基于已获取证据生成可靠结论。"}[ci.verdict]
     directions = "另有可能方向尚待验证。" if ci.allowed_hypotheses else ""

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evigate.rules import Gatekeeper, ParsedOutput, decide_verdict
+from evigate.rules.gate.session import MAX_EVIDENCE_NAMED
 from evigate.rules.verdict.anchor_observations import add_anchor_observations, question_anchors
 from evigate.rules.verdict.confirmation import confirm_by_code
 from evigate.signatures import ClaimCheck, ToolInvocation
@@ -190,7 +191,7 @@ def test_what_the_evidence_named_is_read_like_the_questions_own_anchors() -> Non
 @settings(max_examples=40, deadline=None)
 def test_evidence_named_is_bounded_and_only_ever_selects_returned_lines(names: list[str]) -> None:
     index = Gatekeeper.default().session_index(INVOCATIONS, SESSION, None, "怎么了？", tuple(names))
-    assert len(index.evidence_named) <= 4 and all(len(name) <= 120 for name in index.evidence_named)
+    assert len(index.evidence_named) <= MAX_EVIDENCE_NAMED and all(len(name) <= 120 for name in index.evidence_named)
     result, additions = anchored(output(JUNK), index, query="怎么了？")
     returned = [view.raw_preview for view in index.in_session]
     for item in result["claims"][1:]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evigate.rules import Gatekeeper, ParsedOutput, decide_verdict
 from evigate.rules.verdict.ceilings import ceilings_of
@@ -175,6 +177,35 @@ def test_a_breach_line_copied_verbatim_up_to_a_translated_tail_keeps_only_its_ve
     assert list(confirm_by_code(rewritten, index).confirmed) == ["claim-1"]
     for changed in (f"{BREACH_START}, 31 of 1440 minutes", f"{BREACH_START}, because the pool leaked"):
         assert rewrite_junk_claims(junk(changed), index)[1] == []  # a changed value or a cause: never kept
+
+
+@pytest.mark.parametrize("cut", ["26 of 144", "26 of 14", "26 of 1440 min"])
+def test_an_excerpt_cut_inside_a_value_is_never_stated_with_the_half_value(cut: str) -> None:
+    """Measured on train (when-zh-07, 0.5B default): "… 14 of 144" copied from "… 14 of 1440 minutes in breach" was
+    stated by code as the tool's observation; the entity rules failed its '144' as forged evidence, and the answer
+    was REJECT. What stands is the excerpt up to the last whole word, which names no value the tool did not return."""
+    from evigate.rules.verdict.junk_claims import rewrite_junk_claims
+
+    excerpt = f"{BREACH_START}, {cut}"
+    data = output({**claim("这是什么原因？", excerpt, [1]), "evidence_bindings": [
+        {"tool_name": "query_metrics", "source_invocation_ids": [11], "evidence_excerpt": excerpt}]})
+    index = metric_index()
+    rewritten, (_,) = rewrite_junk_claims(data, index)
+    kept = rewritten["claims"][0]["evidence_bindings"][0]["evidence_excerpt"]
+    assert BREACH.startswith(kept) and BREACH[len(kept)] == " ", kept  # ends where a word of the line ends
+    invocations = [view.invocation for view in index.in_session]
+    gate = Gatekeeper.default().validate(ParsedOutput(status="valid", detail="", data=rewritten), invocations, SESSION)
+    assert gate.result.status != "fail", gate.result.errors
+
+
+@settings(max_examples=60, deadline=None)
+@given(end=st.integers(min_value=len(BREACH_START) + 2, max_value=len(BREACH)))
+def test_whatever_prefix_of_a_line_is_copied_what_code_states_ends_where_a_word_of_it_ends(end: int) -> None:
+    from evigate.rules.verdict.junk_claims import verbatim_start
+
+    kept = verbatim_start(BREACH[:end], list(metric_index().in_session))
+    assert kept is not None and BREACH.startswith(kept)
+    assert len(kept) == len(BREACH) or not (BREACH[len(kept) - 1].isalnum() and BREACH[len(kept)].isalnum()), kept
 
 
 def test_a_claim_that_only_restates_what_a_call_was_asked_never_passes_whatever_the_model_says() -> None:

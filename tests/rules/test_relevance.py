@@ -118,6 +118,26 @@ def test_a_records_field_names_link_nothing_its_prose_does() -> None:
         assert set(off_topic_claims(_data(_claim(f"query_logs 返回：{tally}", 1, tally)), index)) == off, code
 
 
+def test_another_service_is_tied_to_the_questions_service_by_an_anchor_not_by_a_shared_word() -> None:
+    """Measured on train (none-near-en-06, 0.5B default): "Was api-gateway rate limiting requests at 8 am?" confirmed a
+    pay-gateway ERR_SIGN_INVALID line as NORMAL, tied through "rate" in the header of pay-gateway's error_rate series.
+    A question by symptom alone still links a service through its words; a line naming both services still ties."""
+    callback = "2026-11-28 07:38:34 WARN pay-gateway ERR_SIGN_INVALID callback signature mismatch"
+    header = "query_metrics pay-gateway error_rate (%) 2026-11-28 07:30 → 2026-11-28 08:30"
+    claim = _claim(f"query_logs 返回：{callback}", 1, callback)
+    calls = [("query_logs", {"service": "pay-gateway"}, callback),
+             ("query_metrics", {"service": "pay-gateway", "metric": "error_rate"}, header)]
+    both = ("query_logs", {}, "2026-11-28 07:38:35 WARN api-gateway upstream pay-gateway rejected the callback")
+
+    def off(query: str, *outputs: tuple[str, dict[str, Any], str]) -> set[str]:
+        index = Gatekeeper.default().session_index(_session(*outputs), SESSION, query=query)
+        return set(off_topic_claims(_data(claim), index))
+
+    assert off("Was api-gateway rate limiting requests at 8 am?", *calls) == {"claim-1"}
+    assert off("Why were payment callbacks rate limited at 8 am?", *calls) == set()
+    assert off("Was api-gateway rate limiting requests at 8 am?", *calls, both) == set()
+
+
 def test_a_reading_within_its_threshold_is_context_never_a_symptom() -> None:
     """Measured on train (none-healthy-en-03, 0.5B default): "Did order-service have trouble at 7 pm?" was NORMAL on
     one minute of a pool series its tool had found within threshold ("no breach in window"). As context (the pool

@@ -29,8 +29,11 @@ CLOCK_TIME = re.compile(
     re.IGNORECASE,
 )
 _ZH_DIGITS = "零一二两三四五六七八九十"
+_SHORT_PERIOD = r"(?<![最提很太较更趁尽稍])早|(?<![最很太较更稍傍])晚"
+""""早八点", "晚8点半": the one-character parts of the day said before an hour; not the "早" of "最早 3 点" (at the
+earliest) or the "晚" of "最晚 8 点" (at the latest), which name a bound, not a part of the day."""
 ZH_HOUR = re.compile(
-    r"(?P<period>凌晨|清晨|早上|早晨|上午|中午|午后|下午|傍晚|晚上|今晚|昨晚|夜里|夜间|半夜)?\s*"
+    rf"(?P<period>凌晨|清晨|早上|早晨|上午|中午|午后|下午|傍晚|晚上|今晚|昨晚|夜里|夜间|半夜|今早|{_SHORT_PERIOD})?\s*"
     r"(?P<near>快到|快要到|快|将近|接近|临近|约|大约|大概|差不多)?\s*"
     rf"(?<![\d{_ZH_DIGITS}])(?P<hour>\d{{1,2}}|[{_ZH_DIGITS}]{{1,3}})\s*[点時时]"
     rf"(?:\s*(?P<exact>半|(?:[0-5]?\d|[{_ZH_DIGITS}]{{1,3}})\s*分)|\s*(?P<vague>多|过|左右|前后|许|之前|以前|前))?"
@@ -57,8 +60,8 @@ HOUR_BEFORE = re.compile(r"(?:到|从|在|直到|等到)\s*$")
 """Words before an hour that make it a time; "快", "约", "大概" … are read with the hour itself (``ZH_HOUR`` near)."""
 HOUR_AFTER = re.compile(r"^\s*(?:一到|才|就|那会|那阵|那时|的时候|钟)")
 """Words that make a bare hour a time: "拖到快三点才跑完", "八点一到就卡死" name hours; "3 点建议" names points."""
-AFTERNOON = frozenset({"午后", "下午", "傍晚", "晚上", "今晚", "昨晚", "夜里", "夜间"})
-NIGHT = frozenset({"晚上", "今晚", "昨晚", "夜里", "夜间"})
+AFTERNOON = frozenset({"午后", "下午", "傍晚", "晚上", "今晚", "昨晚", "夜里", "夜间", "晚"})
+NIGHT = frozenset({"晚上", "今晚", "昨晚", "夜里", "夜间", "晚"})
 """Parts of the day that run past midnight: an hour before the night's end in them is a small hour ("昨晚两点" is
 02:00; ``LAST_NIGHT_PART``)."""
 AFTER = timedelta(hours=1)
