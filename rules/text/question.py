@@ -122,18 +122,21 @@ class EntityExtractor:
         lowered = query.lower()
         # a term that only holds an alias ("数据库连接池" is the application's pool) is taken first, naming nothing
         for term in sorted({term.lower() for term in self.vocabulary.not_service_terms if term}, key=len, reverse=True):
-            start = lowered.find(term)
-            while start != -1:
-                if not any(s < start + len(term) and start < e for s, e in taken):
-                    taken.append((start, start + len(term)))
-                start = lowered.find(term, start + len(term))
+            _take(lowered, term, taken)
         aliases = {alias.lower(): service for alias, service in self.vocabulary.service_aliases.items() if alias}
         for alias in sorted(aliases, key=len, reverse=True):  # longest first: 支付网关 before 网关
-            start = lowered.find(alias)
-            while start != -1:
-                end = start + len(alias)
-                if not any(s < end and start < e for s, e in taken):
-                    found.append((start, aliases[alias]))
-                    taken.append((start, end))
-                start = lowered.find(alias, end)
+            found += [(start, aliases[alias]) for start in _take(lowered, alias, taken)]
         return _unique([service for _, service in sorted(found)])
+
+
+def _take(text: str, term: str, taken: list[tuple[int, int]]) -> list[int]:
+    """The starts of ``term`` in ``text`` that overlap no span in ``taken``, each added to ``taken``."""
+    starts: list[int] = []
+    start = text.find(term)
+    while start != -1:
+        end = start + len(term)
+        if not any(s < end and start < e for s, e in taken):
+            starts.append(start)
+            taken.append((start, end))
+        start = text.find(term, end)
+    return starts

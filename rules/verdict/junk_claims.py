@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,29 +171,26 @@ def _cuts_a_value(excerpt: str, needle: str, lines: Sequence[tuple[str, str]]) -
     0.5B default): code stated that cut as the tool's observation, the entity rules failed it as forged evidence,
     and the answer was REJECT. A match found only apart from spaces and punctuation counts as cut where a digit
     follows (or precedes) the excerpt's own digit there."""
-    wanted = squash_whitespace(fold(excerpt))
+    cut = _every_match_cut([folded for folded, _ in lines], squash_whitespace(fold(excerpt)), str.isalnum)
+    if cut is not None:
+        return cut
+    return bool(_every_match_cut([compact(folded) for folded, _ in lines], needle, str.isdigit))
+
+
+def _every_match_cut(texts: Sequence[str], wanted: str, inside: Callable[[str], bool]) -> bool | None:
+    """Whether every occurrence of ``wanted`` in ``texts`` starts or ends within a run of ``inside`` characters;
+    None when it occurs nowhere."""
     found = False
-    for folded, _ in lines:
-        at = folded.find(wanted)
+    for text in texts:
+        at = text.find(wanted)
         while at >= 0:
             found = True
             end = at + len(wanted)
-            if not ((end < len(folded) and folded[end].isalnum() and folded[end - 1].isalnum())
-                    or (at > 0 and folded[at - 1].isalnum() and folded[at].isalnum())):
+            if not ((end < len(text) and inside(text[end]) and inside(text[end - 1]))
+                    or (at > 0 and inside(text[at - 1]) and inside(text[at]))):
                 return False
-            at = folded.find(wanted, at + 1)
-    if found:
-        return True
-    for folded, _ in lines:
-        joined = compact(folded)
-        at = joined.find(needle)
-        while at >= 0:
-            end = at + len(needle)
-            if not ((end < len(joined) and joined[end].isdigit() and joined[end - 1].isdigit())
-                    or (at > 0 and joined[at - 1].isdigit() and joined[at].isdigit())):
-                return False
-            at = joined.find(needle, at + 1)
-    return False
+            at = text.find(wanted, at + 1)
+    return True if found else None
 
 
 def usable_excerpt(excerpt: str) -> bool:
