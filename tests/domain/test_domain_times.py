@@ -83,6 +83,9 @@ DAY = date(2026, 11, 28)
         ("今早九点多支付转圈", "2026-11-28 09:00/2026-11-28 10:00"),
         # "最晚" / "最早" name a bound, not a part of the day
         ("最晚八点要恢复", None),
+        # a time of a day to come stays on that day (found by hypothesis: "明天0:00" was padded back to 23:45 today)
+        ("明天0:00", "2026-11-29 00:00/2026-11-29 00:15"),
+        ("明天约 0 点", "2026-11-29 00:00/2026-11-29 00:30"),
     ],
 )
 def test_named_times_give_the_window(query: str, window: str | None) -> None:

@@ -13,7 +13,7 @@ guessed. The vocabulary is ordinary Chinese and English, the same for every doma
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
 from evigate.rules.text.times.stamps import format_minute
@@ -113,10 +113,14 @@ class NamedTime:
     ambiguous: bool = False
     """A Chinese hour of 1-11 said without a part of the day ("四点半", "八点一到"): 04:30 or 16:30. Read as
     written; ``alternative_window`` gives the reading twelve hours later for the evidence to choose."""
+    not_before: datetime | None = None
+    """The start of a day to come that a day word names ("明天 0:00"): a window padded around the time stays on that
+    day, never reaching into today, whose records are no answer about a time that has not come yet."""
 
     def twelve_hours_later(self) -> NamedTime:
         shift = timedelta(hours=12)
-        return NamedTime(self.moment + shift, self.start + shift, self.end + shift, self.span_only)
+        return NamedTime(self.moment + shift, self.start + shift, self.end + shift, self.span_only,
+                         not_before=self.not_before)
 
 
 def named_times(query: str, today: date) -> list[NamedTime]:
@@ -170,6 +174,9 @@ def named_times(query: str, today: date) -> list[NamedTime]:
         found = [(0, NamedTime(start, start, start + timedelta(days=1), True))]  # "昨天" alone: the whole day
     if night:
         found = [(at, _after_midnight(named, today)) for at, named in found]
+    if day > today:  # found by the property that a day to come is never read as today: "明天0:00" padded to 23:45
+        floor = datetime(day.year, day.month, day.day)
+        found = [(at, replace(named, not_before=floor)) for at, named in found]
     return [named for _, named in sorted(found, key=lambda pair: pair[0])]
 
 
@@ -321,6 +328,8 @@ def time_window(times: list[NamedTime]) -> str | None:
     start, end = min(t.start for t in times), max(t.end for t in times)
     if start == end:
         start, end = start - WINDOW_PADDING, end + WINDOW_PADDING
+    floors = [t.not_before for t in times if t.not_before is not None]
+    start = max([start, *floors])
     return f"{format_minute(start)}/{format_minute(end)}"  # what parse_window reads back
 
 
